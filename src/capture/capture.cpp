@@ -1,0 +1,72 @@
+#include "capture/capture.h"
+
+#include "capture/png.h"
+#include "capture/scale.h"
+#include "util/save_file.h"
+
+namespace cu {
+namespace {
+
+// Encodes the frame scaled to out_size and wraps it as an image result.
+tool_result finish(const frame& f, size2 out_size, bool save, const std::string& save_dir,
+                   const char* prefix) {
+  area_scaler scaler(f.area.w, f.area.h, out_size.w, out_size.h, f.layout);
+  auto png = encode_png_rgb(out_size.w, out_size.h, [&](int y, uint8_t* row) {
+    scaler.row(f.data, f.stride, y, row);
+  });
+  if (!png) return tool_result::failure(png.err().message);
+  std::string saved;
+  if (save) {
+    auto path = save_png_file(save_dir, prefix, png->data.get(), png->size);
+    if (!path) return tool_result::failure("save_to_disk failed: " + path.err().message);
+    saved = std::move(*path);
+  }
+  tool_result r;
+  r.add_image(std::move(*png));
+  if (save) r.add_text("Saved to disk: " + saved);
+  return r;
+}
+
+rect intersect(const rect& a, const rect& b) {
+  int x0 = std::max(a.x, b.x), y0 = std::max(a.y, b.y);
+  int x1 = std::min(a.x + a.w, b.x + b.w), y1 = std::min(a.y + a.h, b.y + b.h);
+  if (x1 <= x0 || y1 <= y0) return rect{};
+  return rect{x0, y0, x1 - x0, y1 - y0};
+}
+
+}  // namespace
+
+tool_result run_capture(grabber& g, const capture_job& job, const std::string& save_dir,
+                        std::optional<coord_session>* established) {
+  auto screen = g.screen_rect();
+  if (!screen) return tool_result::failure(screen.err().message);
+
+  if (job.what == capture_job::kind::screenshot) {
+    rect area = job.area ? intersect(*job.area, *screen) : *screen;
+    if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
+    coord_session session = make_session(area);
+    auto f = g.grab(area);
+    if (!f) return tool_result::failure(f.err().message);
+    tool_result r = finish(*f, session.image, job.save_to_disk, save_dir, "screenshot");
+    if (!r.is_error) *established = session;
+    return r;
+  }
+
+  coord_session session;
+  if (job.session) {
+    session = *job.session;
+  } else {
+    session = make_session(job.area ? intersect(*job.area, *screen) : *screen);
+    *established = session;
+  }
+  auto device = region_to_device(session, job.region);
+  if (!device) return tool_result::failure(device.err().message);
+  // The screen may have shrunk since the session was made.
+  rect area = intersect(*device, *screen);
+  if (area.w == 0) return tool_result::failure("the zoom region is no longer on screen");
+  auto f = g.grab(area);
+  if (!f) return tool_result::failure(f.err().message);
+  return finish(*f, {area.w, area.h}, job.save_to_disk, save_dir, "zoom");
+}
+
+}  // namespace cu

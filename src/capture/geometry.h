@@ -1,0 +1,64 @@
+// Owns: the coordinate session and all pure geometry: which model resolution
+// a screen is downscaled to, image<->device point mapping, region mapping.
+// Thread affinity: none; pure functions over plain values.
+#pragma once
+
+#include <array>
+
+#include "util/result.h"
+
+namespace cu {
+
+struct size2 {
+  int w = 0;
+  int h = 0;
+  bool operator==(const size2&) const = default;
+};
+
+struct rect {
+  int x = 0;
+  int y = 0;
+  int w = 0;
+  int h = 0;
+  bool operator==(const rect&) const = default;
+};
+
+struct point {
+  int x = 0;
+  int y = 0;
+  bool operator==(const point&) const = default;
+};
+
+// What the last screenshot established: the device area it showed (origin
+// and size in root-window pixels) and the size of the image the model saw.
+// Every image<->device mapping goes through this one basis.
+struct coord_session {
+  rect device;
+  size2 image;
+  bool operator==(const coord_session&) const = default;
+};
+
+// The image size a device area of this size is captured at: the model
+// resolution (XGA 1024x768, WXGA 1280x800, FWXGA 1366x768) whose aspect ratio
+// is within 0.02 of the device's and which is smaller than it; the closest
+// ratio wins. Otherwise the device size itself (no scaling).
+size2 model_resolution_for(size2 device);
+
+// The session a capture of this device area establishes.
+coord_session make_session(rect device);
+
+// Maps an image-space point to the device pixel at the centre of its
+// footprint in the downscale, in root coordinates. A point outside
+// [0, image.w) x [0, image.h) is an out_of_range error.
+result<point> image_to_device(const coord_session& s, double x, double y);
+
+// Maps a root-coordinate device pixel back to image space (clamped to the
+// image), so cursor_position and clicks agree.
+point device_to_image(const coord_session& s, point device);
+
+// Maps an image-space region [x0, y0, x1, y1] (x1 and y1 exclusive, at most
+// the image size) to the device rectangle it covers, in root coordinates,
+// rounding outwards so the crop contains every pixel the region touched.
+result<rect> region_to_device(const coord_session& s, const std::array<int, 4>& region);
+
+}  // namespace cu

@@ -1,0 +1,62 @@
+#include "capture/pool.h"
+
+#include "capture/capture.h"
+#include "capture/grabber.h"
+#include "util/log.h"
+
+namespace cu {
+
+capture_pool::capture_pool(capture_config config, completion_queue& done)
+    : config_(std::move(config)), done_(done) {
+  int n = std::max(2, config_.workers);
+  threads_.reserve(size_t(n));
+  for (int i = 0; i < n; ++i) threads_.emplace_back(&capture_pool::worker_main, this, i);
+}
+
+capture_pool::~capture_pool() { stop(); }
+
+void capture_pool::submit(capture_job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void capture_pool::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void capture_pool::worker_main(int index) {
+  grabber g(config_.display);
+  // Connect (and attach SHM) ahead of the first request, so it does not pay
+  // for the set-up. Failure is fine: every job tries again.
+  if (auto r = g.screen_rect(); r) {
+    (void)g.grab(rect{0, 0, 1, 1});
+    log(log_level::debug, "capture worker %d: %s", index, g.transport());
+  }
+  for (;;) {
+    capture_job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    completion c;
+    c.seq = job.seq;
+    tool_result r = run_capture(g, job, config_.save_dir, &c.session);
+    c.line = render_tool_response(job.id_json, r);
+    done_.push(std::move(c));
+  }
+}
+
+}  // namespace cu

@@ -1,0 +1,76 @@
+// Owns: process start-up: arguments, configuration, the single-owner lock,
+// and running the loop until the server stops.
+// Thread affinity: the main thread, which becomes the loop thread.
+#include <uv.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "config.h"
+#include "protocol/server.h"
+#include "util/config.h"
+#include "util/lock.h"
+#include "util/log.h"
+
+namespace {
+
+void usage(FILE* f) {
+  fputs(
+      "usage: computer-use-mcp [--help] [--version]\n"
+      "\n"
+      "A stdio MCP server for the Anthropic computer-use tools on an X11 display.\n"
+      "It speaks newline-delimited JSON-RPC on stdin and stdout; logs go to stderr.\n"
+      "\n"
+      "Environment:\n"
+      "  DISPLAY               X display to drive (default :10)\n"
+      "  CU_LOCK_PATH          single-owner lock (default /tmp/sidebutton-computer-use.lock)\n"
+      "  CU_SAVE_DIR           where save_to_disk writes (default /tmp/sidebutton-computer-use/)\n"
+      "  CU_IDLE_RELEASE_SECS  release held input after this idle time (default 300; 0 off)\n"
+      "  CU_SCREENSHOT_DELAY   settle seconds before a capture that follows input (default 2.0)\n"
+      "  CU_MAX_FRAME_BYTES    longest accepted request line (default 67108864)\n"
+      "  CU_CAPTURE_WORKERS    capture threads (default: one per core, at least 2)\n"
+      "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n",
+      f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    if (strcmp(argv[i], "--version") == 0) {
+      printf("computer-use-mcp %s\n", CU_VERSION);
+      return 0;
+    }
+    fprintf(stderr, "computer-use-mcp: unknown argument \"%s\"\n", argv[i]);
+    usage(stderr);
+    return 2;
+  }
+
+  cu::config cfg = cu::config_from_env();
+  // A vanished reader must surface as a write error, not kill the process
+  // with keys still held.
+  signal(SIGPIPE, SIG_IGN);
+
+  auto lock = cu::acquire_instance_lock(cfg.lock_path);
+  if (!lock) {
+    cu::log(cu::log_level::error, "%s", lock.err().message.c_str());
+    return 1;
+  }
+
+  uv_loop_t* loop = uv_default_loop();
+  {
+    cu::server s(loop, cfg);
+    if (int err = s.start()) {
+      cu::log(cu::log_level::error, "cannot set up stdio: %s", uv_strerror(err));
+      return 1;
+    }
+    uv_run(loop, UV_RUN_DEFAULT);
+  }
+  cu::log(cu::log_level::info, "stopped");
+  return 0;
+}

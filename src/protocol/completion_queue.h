@@ -1,0 +1,54 @@
+// Owns: the one way back from worker threads to the loop thread. Workers
+// push completions under a mutex and wake the loop with uv_async_send; the
+// loop swaps the whole queue out and handles it outside the lock.
+// Thread affinity: push() from any thread; everything else on the loop thread.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/geometry.h"
+
+namespace cu {
+
+// The end of one accepted request.
+struct completion {
+  uint64_t seq = 0;             // The request's sequence number.
+  std::string line;             // The whole response line, ready to write.
+  std::optional<coord_session> session;  // A capture established a new session.
+  bool was_input = false;       // It sent pointer or keyboard input.
+};
+
+class completion_queue {
+ public:
+  using handler = std::function<void(std::vector<completion>&)>;
+
+  // Registers the async handle on loop; on_ready runs on the loop thread.
+  completion_queue(uv_loop_t* loop, handler on_ready);
+  completion_queue(const completion_queue&) = delete;
+  completion_queue& operator=(const completion_queue&) = delete;
+
+  // Thread-safe. After close() the completion is dropped.
+  void push(completion c);
+
+  // Loop thread: stops accepting and closes the async handle. Call only after
+  // every producer thread has been joined.
+  void close();
+
+ private:
+  static void on_async(uv_async_t* h);
+
+  uv_async_t async_;
+  handler on_ready_;
+  std::mutex mu_;
+  std::vector<completion> pending_;
+  bool closed_ = false;
+};
+
+}  // namespace cu

@@ -1,0 +1,79 @@
+#include "protocol/tool_result.h"
+
+#include "protocol/json_writer.h"
+#include "util/base64.h"
+
+namespace cu {
+
+tool_result tool_result::text(std::string t, bool is_error) {
+  tool_result r;
+  r.is_error = is_error;
+  r.add_text(std::move(t));
+  return r;
+}
+
+tool_result& tool_result::add_text(std::string t) {
+  content_block b;
+  b.type = content_block::kind::text;
+  b.text = std::move(t);
+  content.push_back(std::move(b));
+  return *this;
+}
+
+tool_result& tool_result::add_image(byte_buffer png) {
+  content_block b;
+  b.type = content_block::kind::image;
+  b.png = std::move(png);
+  content.push_back(std::move(b));
+  return *this;
+}
+
+std::string render_tool_response(std::string_view id_json, const tool_result& r) {
+  // Size the line once: the base64 payloads dominate it.
+  size_t reserve = 128 + id_json.size();
+  for (const content_block& b : r.content) {
+    reserve += 64 + (b.type == content_block::kind::image ? base64_encoded_size(b.png.size)
+                                                          : b.text.size() + b.text.size() / 8);
+  }
+  std::string out;
+  out.reserve(reserve);
+  json_writer w(out);
+  w.begin_object().key("jsonrpc").string("2.0").key("id").raw(id_json).key("result");
+  w.begin_object().key("content").begin_array();
+  for (const content_block& b : r.content) {
+    w.begin_object();
+    if (b.type == content_block::kind::image) {
+      w.key("type").string("image");
+      w.key("data").base64(b.png.data.get(), b.png.size);
+      w.key("mimeType").string("image/png");
+    } else {
+      w.key("type").string("text").key("text").string(b.text);
+    }
+    w.end_object();
+  }
+  w.end_array().key("isError").boolean(r.is_error).end_object().end_object();
+  out.push_back('\n');
+  return out;
+}
+
+std::string render_result(std::string_view id_json, std::string_view result_json) {
+  std::string out;
+  out.reserve(40 + id_json.size() + result_json.size());
+  json_writer w(out);
+  w.begin_object().key("jsonrpc").string("2.0").key("id").raw(id_json);
+  w.key("result").raw(result_json).end_object();
+  out.push_back('\n');
+  return out;
+}
+
+std::string render_error(std::string_view id_json, rpc_error code, std::string_view message) {
+  std::string out;
+  json_writer w(out);
+  w.begin_object().key("jsonrpc").string("2.0").key("id").raw(id_json.empty() ? "null" : id_json);
+  w.key("error").begin_object().key("code").number(int64_t(code));
+  w.key("message").string(message).end_object().end_object();
+  out.push_back('\n');
+  return out;
+}
+
+}  // namespace cu

@@ -1,0 +1,50 @@
+// Owns: what a tool call returns (content blocks, isError) and the JSON-RPC
+// response lines built from it and from protocol errors.
+// Thread affinity: none; a worker builds its response line itself, so the
+// base64 image is encoded once, straight into the line the loop writes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "capture/png.h"
+
+namespace cu {
+
+struct content_block {
+  enum class kind { text, image } type = kind::text;
+  std::string text;    // For text blocks.
+  byte_buffer png;     // For image blocks (image/png).
+};
+
+struct tool_result {
+  std::vector<content_block> content;
+  bool is_error = false;
+
+  static tool_result text(std::string t, bool is_error = false);
+  static tool_result failure(std::string message) { return text(std::move(message), true); }
+  tool_result& add_text(std::string t);
+  tool_result& add_image(byte_buffer png);
+};
+
+// JSON-RPC error codes used by the protocol layer.
+enum class rpc_error : int {
+  parse_error = -32700,
+  invalid_request = -32600,
+  method_not_found = -32601,
+  invalid_params = -32602,
+  internal_error = -32603,
+};
+
+// `{"jsonrpc":"2.0","id":<id_json>,"result":<tool result>}` plus "\n".
+std::string render_tool_response(std::string_view id_json, const tool_result& r);
+
+// `{"jsonrpc":"2.0","id":<id_json>,"result":<result_json>}` plus "\n".
+std::string render_result(std::string_view id_json, std::string_view result_json);
+
+// `{"jsonrpc":"2.0","id":<id_json or null>,"error":{"code":..,"message":..}}` plus "\n".
+std::string render_error(std::string_view id_json, rpc_error code, std::string_view message);
+
+}  // namespace cu

@@ -1,0 +1,119 @@
+#include "tools/args.h"
+
+#include <cmath>
+
+namespace cu {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+namespace {
+
+const char* type_name(element e) {
+  switch (e.type()) {
+    case element_type::ARRAY: return "an array";
+    case element_type::OBJECT: return "an object";
+    case element_type::INT64:
+    case element_type::UINT64:
+    case element_type::DOUBLE: return "a number";
+    case element_type::STRING: return "a string";
+    case element_type::BOOL: return "a boolean";
+    case element_type::NULL_VALUE: return "null";
+  }
+  return "something else";
+}
+
+// The argument, or nothing when it is absent or null.
+std::optional<element> lookup(simdjson::dom::object args, std::string_view name) {
+  element e;
+  if (args.at_key(name).get(e) != simdjson::SUCCESS) return std::nullopt;
+  if (e.is_null()) return std::nullopt;
+  return e;
+}
+
+error missing(std::string_view name, std::string_view expected) {
+  return make_error(errc::invalid_argument, "Missing required argument \"" + std::string(name) +
+                                                "\": expected " + std::string(expected));
+}
+
+bool as_number(element e, double* out) {
+  if (e.is_int64()) {
+    *out = double(int64_t(e));
+  } else if (e.is_uint64()) {
+    *out = double(uint64_t(e));
+  } else if (e.is_double()) {
+    *out = double(e);
+  } else {
+    return false;
+  }
+  return std::isfinite(*out);
+}
+
+}  // namespace
+
+error invalid_argument(std::string_view name, std::string_view expected, std::string_view got) {
+  std::string msg = "Invalid argument \"" + std::string(name) + "\": expected " +
+                    std::string(expected);
+  if (!got.empty()) msg += ", got " + std::string(got);
+  return make_error(errc::invalid_argument, std::move(msg));
+}
+
+result<bool> arg_bool(simdjson::dom::object args, std::string_view name, bool fallback) {
+  auto e = lookup(args, name);
+  if (!e) return fallback;
+  if (!e->is_bool()) return invalid_argument(name, "a boolean", type_name(*e));
+  return bool(*e);
+}
+
+result<std::string_view> arg_string(simdjson::dom::object args, std::string_view name) {
+  auto e = lookup(args, name);
+  if (!e) return missing(name, "a string");
+  if (!e->is_string()) return invalid_argument(name, "a string", type_name(*e));
+  return std::string_view(*e);
+}
+
+result<std::array<int, 4>> arg_region(simdjson::dom::object args, std::string_view name) {
+  constexpr std::string_view kExpected = "an array of 4 integers [x0, y0, x1, y1]";
+  auto e = lookup(args, name);
+  if (!e) return missing(name, kExpected);
+  if (!e->is_array()) return invalid_argument(name, kExpected, type_name(*e));
+  simdjson::dom::array a = *e;
+  if (a.size() != 4) {
+    return invalid_argument(name, kExpected, std::to_string(a.size()) + " element(s)");
+  }
+  std::array<int, 4> out{};
+  size_t i = 0;
+  for (element v : a) {
+    double d = 0;
+    if (!as_number(v, &d) || d != std::floor(d) || std::fabs(d) > 1e9) {
+      return invalid_argument(name, kExpected, "element " + std::to_string(i) + " is " +
+                                                   (v.is_number() ? "not an integer"
+                                                                  : type_name(v)));
+    }
+    out[i++] = int(d);
+  }
+  return out;
+}
+
+result<std::array<double, 2>> arg_coordinate(simdjson::dom::object args, std::string_view name) {
+  constexpr std::string_view kExpected = "an array of 2 numbers [x, y]";
+  auto e = lookup(args, name);
+  if (!e) return missing(name, kExpected);
+  if (!e->is_array()) return invalid_argument(name, kExpected, type_name(*e));
+  simdjson::dom::array a = *e;
+  if (a.size() != 2) {
+    return invalid_argument(name, kExpected, std::to_string(a.size()) + " element(s)");
+  }
+  std::array<double, 2> out{};
+  size_t i = 0;
+  for (element v : a) {
+    if (!as_number(v, &out[i])) {
+      return invalid_argument(name, kExpected, "element " + std::to_string(i) + " is " +
+                                                   type_name(v));
+    }
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace cu

@@ -1,0 +1,212 @@
+#include "tools/registry.h"
+
+#include <array>
+
+#include "tools/handlers.h"
+
+namespace cu {
+namespace {
+
+// Schema fragments shared by several tools, so the same argument reads the
+// same everywhere.
+#define CU_COORDINATE(what)                                                              \
+  R"({"type":"array","items":{"type":"number"},"minItems":2,"maxItems":2,"description":")" \
+  what R"( as [x, y] in screenshot image pixels (relative to the last screenshot)."})"
+#define CU_MODIFIERS                                                                   \
+  R"({"type":"string","description":"Modifier keys to hold during the action, joined)" \
+  R"( by '+', e.g. 'ctrl' or 'shift+alt'."})"
+#define CU_SAVE_TO_DISK                                                                \
+  R"({"type":"boolean","description":"Also write the PNG to CU_SAVE_DIR and return)"   \
+  R"( its path in a text block.","default":false})"
+
+constexpr std::string_view kNoArgs = R"({"type":"object","properties":{}})";
+
+constexpr std::string_view kClickSchema =
+    R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
+        "Where to click") R"(,"text":)" CU_MODIFIERS R"(},"required":["coordinate"]})";
+
+constexpr tool_annotations kReadOnly{.read_only = true, .idempotent = true};
+constexpr tool_annotations kInput{.destructive = true, .open_world = true};
+constexpr tool_annotations kInputIdempotent{.idempotent = true, .open_world = true};
+constexpr tool_annotations kSession{.idempotent = true};
+
+const std::array<tool_def, 24> kComputerTools = {{
+    {"screenshot", "Screenshot",
+     "Capture the whole screen as a PNG. A screen larger than a model resolution with the "
+     "same aspect ratio is downscaled to it (1920x1080 becomes 1366x768), and the capture "
+     "sets the coordinate space every coordinate-taking tool uses.",
+     R"({"type":"object","properties":{"save_to_disk":)" CU_SAVE_TO_DISK R"(}})",
+     executor::capture, kReadOnly, 0, handle_screenshot},
+    {"zoom", "Zoom",
+     "Capture a region of the screen at full device resolution (genuine magnification, "
+     "not an upscale). The region is [x0, y0, x1, y1] in screenshot image pixels; it does "
+     "not change the coordinate space.",
+     R"({"type":"object","properties":{"region":{"type":"array","items":{"type":"integer"},)"
+     R"("minItems":4,"maxItems":4,"description":"[x0, y0, x1, y1] in screenshot image pixels,)"
+     R"( x1 and y1 exclusive."},"save_to_disk":)" CU_SAVE_TO_DISK R"(},"required":["region"]})",
+     executor::capture, kReadOnly, 0, handle_zoom},
+    {"left_click", "Left click",
+     "Click the left mouse button at a coordinate, optionally holding modifier keys.",
+     kClickSchema, executor::input, kInput, 0, handle_not_available},
+    {"right_click", "Right click",
+     "Click the right mouse button at a coordinate, optionally holding modifier keys.",
+     kClickSchema, executor::input, kInput, 0, handle_not_available},
+    {"middle_click", "Middle click",
+     "Click the middle mouse button at a coordinate, optionally holding modifier keys.",
+     kClickSchema, executor::input, kInput, 0, handle_not_available},
+    {"double_click", "Double click",
+     "Double-click the left mouse button at a coordinate, optionally holding modifier keys.",
+     kClickSchema, executor::input, kInput, 0, handle_not_available},
+    {"triple_click", "Triple click",
+     "Triple-click the left mouse button at a coordinate (selects a line or paragraph), "
+     "optionally holding modifier keys.",
+     kClickSchema, executor::input, kInput, 0, handle_not_available},
+    {"mouse_move", "Move the pointer", "Move the mouse pointer to a coordinate.",
+     R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
+         "Where to move") R"(},"required":["coordinate"]})",
+     executor::input, kInputIdempotent, 0, handle_not_available},
+    {"left_click_drag", "Drag",
+     "Press the left button at start_coordinate (default: the current pointer position), "
+     "move to coordinate and release there.",
+     R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
+         "Where to release") R"(,"start_coordinate":)" CU_COORDINATE(
+             "Where to press (default: the current pointer position)") R"(},)"
+     R"("required":["coordinate"]})",
+     executor::input, kInput, 0, handle_not_available},
+    {"scroll", "Scroll",
+     "Scroll at a coordinate: scroll_amount wheel clicks in scroll_direction, optionally "
+     "holding modifier keys.",
+     R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
+         "Where to scroll") R"(,"scroll_direction":{"type":"string","enum":["up","down",)"
+     R"("left","right"]},"scroll_amount":{"type":"integer","minimum":1,"description":)"
+     R"("Number of wheel clicks."},"text":)" CU_MODIFIERS R"(},)"
+     R"("required":["coordinate","scroll_direction","scroll_amount"]})",
+     executor::input, kInput, 0, handle_not_available},
+    {"left_mouse_down", "Press the left button",
+     "Press and hold the left mouse button, at a coordinate or where the pointer is. It "
+     "stays down across calls until left_mouse_up (or the idle release).",
+     R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
+         "Where to press (default: the current pointer position)") R"(}})",
+     executor::input, kInput, 0, handle_not_available},
+    {"left_mouse_up", "Release the left button",
+     "Release the left mouse button held by left_mouse_down, at a coordinate or where the "
+     "pointer is.",
+     R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
+         "Where to release (default: the current pointer position)") R"(}})",
+     executor::input, kInput, 0, handle_not_available},
+    {"type", "Type text", "Type a string of text at the keyboard focus, any Unicode included.",
+     R"({"type":"object","properties":{"text":{"type":"string","description":"The text to type."}},)"
+     R"("required":["text"]})",
+     executor::input, kInput, 0, handle_not_available},
+    {"key", "Press keys",
+     "Press a key or chord in xdotool syntax, e.g. 'Return', 'ctrl+s', 'alt+Tab', "
+     "optionally repeated.",
+     R"({"type":"object","properties":{"text":{"type":"string","description":"Key or chord,)"
+     R"( keysym names joined by '+'."},"repeat":{"type":"integer","minimum":1,"default":1,)"
+     R"("description":"How many times to press it."}},"required":["text"]})",
+     executor::input, kInput, 0, handle_not_available},
+    {"hold_key", "Hold keys",
+     "Hold a key or chord down for a duration in seconds, then release it. Other requests "
+     "are answered meanwhile.",
+     R"({"type":"object","properties":{"text":{"type":"string","description":"Key or chord,)"
+     R"( keysym names joined by '+'."},"duration":{"type":"number","exclusiveMinimum":0,)"
+     R"("maximum":100,"description":"Seconds to hold (0 < duration <= 100)."}},)"
+     R"("required":["text","duration"]})",
+     executor::input, kInput, 120000, handle_not_available},
+    {"read_clipboard", "Read the clipboard",
+     "Return the text on the clipboard (empty when nobody owns it). Needs a clipboardRead "
+     "grant from request_access.",
+     kNoArgs, executor::loop, kReadOnly, 0, handle_not_available},
+    {"write_clipboard", "Write the clipboard",
+     "Put text on the clipboard. Needs a clipboardWrite grant from request_access.",
+     R"({"type":"object","properties":{"text":{"type":"string","description":"The text to put)"
+     R"( on the clipboard."}},"required":["text"]})",
+     executor::loop, {.idempotent = true}, 0, handle_not_available},
+    {"request_access", "Request access",
+     "Grant this session access to applications and, optionally, the clipboard and system "
+     "key combinations. Grants add up across calls.",
+     R"({"type":"object","properties":{"apps":{"type":"array","items":{"type":"string"},)"
+     R"("description":"Applications to grant."},"reason":{"type":"string","description":)"
+     R"("Why access is needed."},"clipboardRead":{"type":"boolean"},"clipboardWrite":)"
+     R"({"type":"boolean"},"systemKeyCombos":{"type":"boolean"}},"required":["apps","reason"]})",
+     executor::loop, kSession, 0, handle_not_available},
+    {"list_granted_applications", "List grants",
+     "List the applications and permissions granted to this session.", kNoArgs,
+     executor::loop, kReadOnly, 0, handle_not_available},
+    {"open_application", "Open an application",
+     "Focus an application's window by name or class, launching it when it is not running.",
+     R"({"type":"object","properties":{"app":{"type":"string","description":"Application name,)"
+     R"( window class or executable."}},"required":["app"]})",
+     executor::loop, {.open_world = true}, 0, handle_not_available},
+    {"switch_display", "Switch display",
+     "Choose which display (monitor) later screenshots and coordinates refer to.",
+     R"({"type":"object","properties":{"display":{"type":"string","description":"Display or)"
+     R"( monitor name, index, or 'auto' for the whole screen."}},"required":["display"]})",
+     executor::loop, kSession, 0, handle_not_available},
+    {"computer_batch", "Batch",
+     "Run several actions in order through the same dispatch as single calls; stops at the "
+     "first failing step.",
+     R"({"type":"object","properties":{"actions":{"type":"array","minItems":1,"items":)"
+     R"({"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},)"
+     R"("required":["name"]},"description":"The steps, each a tool name and its arguments."}},)"
+     R"("required":["actions"]})",
+     executor::loop, kInput, 0, handle_not_available},
+    {"wait", "Wait", "Wait for a number of seconds without blocking other requests.",
+     R"({"type":"object","properties":{"duration":{"type":"number","minimum":0,"maximum":115,)"
+     R"("description":"Seconds to wait (0 to 115)."}},"required":["duration"]})",
+     executor::loop, kReadOnly, 120000, handle_not_available},
+    {"cursor_position", "Cursor position",
+     "Return the mouse pointer position as [x, y] in screenshot image pixels.", kNoArgs,
+     executor::input, kReadOnly, 0, handle_not_available},
+}};
+
+}  // namespace
+
+std::span<const tool_def> computer_tools() { return kComputerTools; }
+
+const tool_def* find_tool(std::string_view name) {
+  for (const tool_def& t : kComputerTools) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+const char* executor_name(executor e) {
+  switch (e) {
+    case executor::loop: return "loop";
+    case executor::input: return "input actor";
+    case executor::capture: return "capture pool";
+  }
+  return "?";
+}
+
+}  // namespace cu
+
+#include "protocol/json_writer.h"
+
+namespace cu {
+
+std::string tools_list_json(std::span<const tool_def> tools) {
+  std::string out;
+  json_writer w(out);
+  w.begin_object().key("tools").begin_array();
+  for (const tool_def& t : tools) {
+    w.begin_object();
+    w.key("name").string(t.name);
+    w.key("title").string(t.title);
+    w.key("description").string(t.description);
+    w.key("inputSchema").raw(t.input_schema);
+    w.key("annotations").begin_object();
+    w.key("title").string(t.title);
+    w.key("readOnlyHint").boolean(t.annotations.read_only);
+    w.key("destructiveHint").boolean(t.annotations.destructive);
+    w.key("idempotentHint").boolean(t.annotations.idempotent);
+    w.key("openWorldHint").boolean(t.annotations.open_world);
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array().end_object();
+  return out;
+}
+
+}  // namespace cu

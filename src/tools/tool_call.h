@@ -1,0 +1,48 @@
+// Owns: the interface a tool handler sees: its arguments and the ways it can
+// finish (now, on the capture pool, or on the input actor).
+// Thread affinity: the loop thread; handlers run there and hand work off.
+#pragma once
+
+#include <simdjson.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "capture/geometry.h"
+#include "capture/pool.h"
+#include "input/actor.h"
+#include "protocol/tool_result.h"
+
+namespace cu {
+
+// One tools/call in progress. Exactly one of finish, capture or input must be
+// called, exactly once; the server turns it into exactly one response.
+class tool_call {
+ public:
+  explicit tool_call(simdjson::dom::object arguments) : args(arguments) {}
+  virtual ~tool_call() = default;
+
+  // The call's arguments ({} when the client sent none). Valid only during
+  // the handler: copy what outlives it.
+  simdjson::dom::object args;
+
+  // Completes the call with r right away.
+  virtual void finish(tool_result r) = 0;
+  void fail(std::string message) { finish(tool_result::failure(std::move(message))); }
+
+  // Completes the call on the capture pool; the server fills in the job's
+  // sequence number and id, and waits out CU_SCREENSHOT_DELAY after input.
+  virtual void capture(capture_job job) = 0;
+
+  // Completes the call on the input actor with run's result.
+  virtual void input(std::function<tool_result(input_context&)> run) = 0;
+
+  // The coordinate session of the last screenshot, if any.
+  virtual std::optional<coord_session> session() const = 0;
+
+  // The name the call was made with.
+  virtual std::string_view tool_name() const = 0;
+};
+
+}  // namespace cu

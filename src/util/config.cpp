@@ -1,0 +1,60 @@
+#include "util/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <thread>
+
+namespace cu {
+namespace {
+
+const char* env(const char* name) {
+  const char* v = getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+void read_seconds(const char* name, double* out, double max) {
+  const char* v = env(name);
+  if (v == nullptr) return;
+  char* end = nullptr;
+  double d = strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(d) || d < 0 || d > max) {
+    log(log_level::warn, "ignoring %s=\"%s\": expected seconds from 0 to %g", name, v, max);
+    return;
+  }
+  *out = d;
+}
+
+void read_count(const char* name, size_t* out, size_t min, size_t max) {
+  const char* v = env(name);
+  if (v == nullptr) return;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (end == v || *end != '\0' || errno != 0 || n < min || n > max) {
+    log(log_level::warn, "ignoring %s=\"%s\": expected a whole number from %zu to %zu", name, v,
+        min, max);
+    return;
+  }
+  *out = size_t(n);
+}
+
+}  // namespace
+
+config config_from_env() {
+  config c;
+  c.level = parse_log_level(env("CU_LOG_LEVEL"), c.level);
+  set_log_level(c.level);
+  if (const char* v = env("DISPLAY")) c.display = v;
+  if (const char* v = env("CU_LOCK_PATH")) c.lock_path = v;
+  if (const char* v = env("CU_SAVE_DIR")) c.save_dir = v;
+  read_seconds("CU_IDLE_RELEASE_SECS", &c.idle_release_secs, 86400.0 * 365);
+  read_seconds("CU_SCREENSHOT_DELAY", &c.screenshot_delay_secs, 60);
+  read_count("CU_MAX_FRAME_BYTES", &c.max_frame_bytes, 1024, size_t{1} << 32);
+  size_t workers = std::max(2u, std::thread::hardware_concurrency());
+  read_count("CU_CAPTURE_WORKERS", &workers, 1, 64);
+  c.capture_workers = int(std::max<size_t>(2, workers));
+  return c;
+}
+
+}  // namespace cu

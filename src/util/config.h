@@ -1,0 +1,28 @@
+// Owns: the server's configuration, read once from the environment.
+// Thread affinity: built on the main thread before any other starts; then
+// read-only (each thread gets the copies it needs).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "util/log.h"
+
+namespace cu {
+
+struct config {
+  std::string display = ":10";                                  // DISPLAY
+  std::string lock_path = "/tmp/sidebutton-computer-use.lock";  // CU_LOCK_PATH
+  std::string save_dir = "/tmp/sidebutton-computer-use/";       // CU_SAVE_DIR
+  double idle_release_secs = 300;                               // CU_IDLE_RELEASE_SECS
+  double screenshot_delay_secs = 2.0;                           // CU_SCREENSHOT_DELAY
+  size_t max_frame_bytes = size_t{64} << 20;                    // CU_MAX_FRAME_BYTES
+  int capture_workers = 0;                                      // CU_CAPTURE_WORKERS
+  log_level level = log_level::info;                            // CU_LOG_LEVEL
+};
+
+// Reads the environment; an unparsable value is reported on stderr and the
+// default is kept.
+config config_from_env();
+
+}  // namespace cu

@@ -1,0 +1,53 @@
+// Owns: the error-as-value types every module returns (errc, error, result<T>).
+// Thread affinity: none; plain values, safe to move between threads.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace cu {
+
+// What went wrong, coarsely; the message says the rest.
+enum class errc {
+  invalid_argument,  // The caller sent something the contract forbids.
+  no_session,        // A coordinate arrived before any screenshot.
+  out_of_range,      // A coordinate or region lies outside the image.
+  x_unavailable,     // The X display cannot be reached or was lost.
+  x_failed,          // The X server refused a request.
+  io,                // A file or system call failed.
+  not_available,     // The tool exists but this build does not do it yet.
+  cancelled,         // The request was cancelled or the server is stopping.
+};
+
+struct error {
+  errc code;
+  std::string message;
+};
+
+// A value or an error; never both, never neither.
+template <class T>
+class result {
+ public:
+  result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design.
+  result(error err) : v_(std::move(err)) {}   // NOLINT: implicit by design.
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<0>(v_); }
+  const T& value() const { return std::get<0>(v_); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const error& err() const { return std::get<1>(v_); }
+  error take_error() { return std::move(std::get<1>(v_)); }
+
+ private:
+  std::variant<T, error> v_;
+};
+
+inline error make_error(errc code, std::string message) {
+  return error{code, std::move(message)};
+}
+
+}  // namespace cu
