@@ -1,11 +1,26 @@
 #include "x11/connection.h"
 
 #include <cstdlib>
+#include <mutex>
 
 namespace cu {
+namespace {
+
+// xcb_connect reads the X authority file through libXau, whose XauFileName
+// keeps its result in a static buffer that it frees and reallocates on every
+// call: two threads connecting at once corrupt the heap (AddressSanitizer
+// caught the capture workers doing exactly that at start-up). Connections
+// are rare, so they are simply serialized.
+std::mutex g_connect_mutex;
+
+}  // namespace
 
 result<xcb_ptr> x11_connect(const std::string& display, int* screen_number) {
-  xcb_connection_t* c = xcb_connect(display.c_str(), screen_number);
+  xcb_connection_t* c;
+  {
+    std::lock_guard<std::mutex> lock(g_connect_mutex);
+    c = xcb_connect(display.c_str(), screen_number);
+  }
   if (int err = xcb_connection_has_error(c)) {
     xcb_disconnect(c);
     const char* why = err == XCB_CONN_CLOSED_PARSE_ERR ? "the display name is malformed"

@@ -19,6 +19,7 @@ struct xcb_disconnector {
 using xcb_ptr = std::unique_ptr<xcb_connection_t, xcb_disconnector>;
 
 // Connects to display (e.g. ":10"). On failure the error names the display.
+// Safe to call from any thread: connections are serialized (see the .cpp).
 result<xcb_ptr> x11_connect(const std::string& display, int* screen_number);
 
 // The screen with this number in the connection's setup, or null.
