@@ -43,7 +43,7 @@ filter_taps make_area_taps(int src_len, int dst_len) {
 }
 
 area_scaler::area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layout layout)
-    : src_w_(src_w), src_h_(src_h), dst_w_(dst_w), dst_h_(dst_h), layout_(layout) {
+    : src_w_(src_w), dst_w_(dst_w), dst_h_(dst_h), layout_(layout) {
   if (dst_w != src_w || dst_h != src_h) {
     xtaps_ = make_area_taps(src_w, dst_w);
     ytaps_ = make_area_taps(src_h, dst_h);
@@ -51,9 +51,33 @@ area_scaler::area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layou
   }
 }
 
-void area_scaler::row(const uint8_t* src, size_t stride, int y, uint8_t* rgb) {
+template <int K>
+void area_scaler::horizontal(uint8_t* rgb) const {
+  // K is the tap count when the compiler knows it (the common downscales
+  // need 2 to 4), so the inner loop unrolls; K == 0 reads it at run time.
+  const int count = K > 0 ? K : xtaps_.count;
   const int r = layout_.r, g = layout_.g, b = layout_.b;
+  const uint16_t* acc = acc_.data();
+  const uint16_t* wx = xtaps_.weights.data();
+  const int* start = xtaps_.start.data();
+  for (int x = 0; x < dst_w_; ++x, rgb += 3, wx += count) {
+    const uint16_t* a = acc + size_t(start[x]) * 4;
+    uint32_t sr = 1u << 15, sg = 1u << 15, sb = 1u << 15;
+    for (int k = 0; k < count; ++k, a += 4) {
+      const uint32_t w = wx[k];
+      sr += w * a[r];
+      sg += w * a[g];
+      sb += w * a[b];
+    }
+    rgb[0] = uint8_t(sr >> 16);
+    rgb[1] = uint8_t(sg >> 16);
+    rgb[2] = uint8_t(sb >> 16);
+  }
+}
+
+void area_scaler::row(const uint8_t* src, size_t stride, int y, uint8_t* rgb) {
   if (acc_.empty()) {
+    const int r = layout_.r, g = layout_.g, b = layout_.b;
     const uint8_t* s = src + size_t(y) * stride;
     for (int x = 0; x < dst_w_; ++x, s += 4, rgb += 3) {
       rgb[0] = s[r];
@@ -81,19 +105,11 @@ void area_scaler::row(const uint8_t* src, size_t stride, int y, uint8_t* rgb) {
   }
   // Horizontal pass: gather the few source pixels under each destination
   // pixel. Values are in 1/256ths, weights too: shift by 16 with rounding.
-  const int xcount = xtaps_.count;
-  const uint16_t* wx = xtaps_.weights.data();
-  for (int x = 0; x < dst_w_; ++x, rgb += 3, wx += xcount) {
-    const uint16_t* a = acc + size_t(xtaps_.start[size_t(x)]) * 4;
-    uint32_t sr = 1u << 15, sg = 1u << 15, sb = 1u << 15;
-    for (int k = 0; k < xcount; ++k, a += 4) {
-      sr += uint32_t(wx[k]) * a[r];
-      sg += uint32_t(wx[k]) * a[g];
-      sb += uint32_t(wx[k]) * a[b];
-    }
-    rgb[0] = uint8_t(sr >> 16);
-    rgb[1] = uint8_t(sg >> 16);
-    rgb[2] = uint8_t(sb >> 16);
+  switch (xtaps_.count) {
+    case 2: horizontal<2>(rgb); break;
+    case 3: horizontal<3>(rgb); break;
+    case 4: horizontal<4>(rgb); break;
+    default: horizontal<0>(rgb); break;
   }
 }
 

@@ -43,7 +43,10 @@ class area_scaler {
   int dst_h() const { return dst_h_; }
 
  private:
-  int src_w_, src_h_, dst_w_, dst_h_;
+  template <int K>
+  void horizontal(uint8_t* rgb) const;
+
+  int src_w_, dst_w_, dst_h_;
   pixel_layout layout_;
   filter_taps xtaps_, ytaps_;
   std::vector<uint16_t> acc_;  // One vertically filtered source row, in 1/256ths.
