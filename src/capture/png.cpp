@@ -86,7 +86,9 @@ result<byte_buffer> encode_isal(int width, int height,
   const size_t raw = (rgb_bytes + 1) * size_t(height);
   // Signature, IHDR (25), IDAT header (8); IDAT CRC and IEND (16) at the end.
   const size_t head = 8 + 25 + 8;
-  size_t cap = head + raw + raw / 16 + 4096 + 16;
+  // Screens deflate to well under half their raw size; noise that does not
+  // makes the buffer grow below.
+  size_t cap = head + raw / 2 + 4096 + 16;
   byte_buffer out;
   out.data.reset(static_cast<uint8_t*>(std::malloc(cap)));
   if (!out.data) return make_error(errc::io, "out of memory for the PNG");

@@ -1,5 +1,6 @@
 #include "protocol/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -147,18 +148,16 @@ json_writer& json_writer::number(double v) {
     out_.append("null");
     return *this;
   }
+  // The shortest text that reads back as exactly v. A large whole number
+  // would come out as a long run of digits that many readers take for an
+  // out-of-range integer; scientific notation keeps it a double.
   char buf[32];
-  int n = snprintf(buf, sizeof buf, "%.17g", v);
-  // Prefer the shortest form that round-trips.
-  for (int prec = 1; prec < 17; ++prec) {
-    char shorter[32];
-    int m = snprintf(shorter, sizeof shorter, "%.*g", prec, v);
-    if (strtod(shorter, nullptr) == v) {
-      out_.append(shorter, static_cast<size_t>(m));
-      return *this;
-    }
+  char* end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  if (std::fabs(v) >= 1e15 && std::string_view(buf, size_t(end - buf)).find_first_of(".e") ==
+                                  std::string_view::npos) {
+    end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
   }
-  out_.append(buf, static_cast<size_t>(n));
+  out_.append(buf, size_t(end - buf));
   return *this;
 }
 

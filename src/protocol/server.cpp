@@ -67,6 +67,9 @@ struct settle_wait {
   capture_job job;
 };
 
+// Parser capacity kept between frames; requests are normally tiny.
+constexpr size_t kParserKeepBytes = size_t{1} << 20;
+
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
 
 }  // namespace
@@ -136,6 +139,11 @@ void server::on_stdin_end(int status) {
 
 void server::on_frame(std::string_view line) {
   if (stopping_) return;
+  // The parser keeps buffers as large as the largest document it has seen;
+  // after a huge frame (a long write_clipboard, say), give that memory back.
+  if (parser_.capacity() > kParserKeepBytes && line.size() <= kParserKeepBytes) {
+    parser_ = simdjson::dom::parser();
+  }
   element doc;
   if (auto err = parser_.parse(line.data(), line.size()).get(doc)) {
     send(render_error("null", rpc_error::parse_error,

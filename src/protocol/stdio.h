@@ -46,7 +46,6 @@ class stdin_reader {
   bool fs_busy_ = false;
   int fd_ = -1;
   uv_fs_t fs_req_;
-  int64_t offset_ = 0;
   std::unique_ptr<char[]> buf_;
 };
 
