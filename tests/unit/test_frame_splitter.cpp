@@ -1,0 +1,217 @@
+// Tests for src/protocol/frame_splitter.h: how a byte stream becomes frames,
+// whatever the read boundaries.
+#include "protocol/frame_splitter.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+// What a splitter produced: the frames in order and how many oversize lines
+// it reported, with the frame count at each report.
+struct outcome {
+  std::vector<std::string> frames;
+  std::vector<size_t> oversize_at;
+};
+
+// Feeds each chunk in turn, then finishes the stream.
+outcome run(cu::frame_splitter& s, const std::vector<std::string>& chunks) {
+  outcome o;
+  auto on_frame = [&](std::string_view f) { o.frames.emplace_back(f); };
+  auto on_oversize = [&] { o.oversize_at.push_back(o.frames.size()); };
+  for (const std::string& c : chunks) s.feed(c.data(), c.size(), on_frame, on_oversize);
+  s.finish(on_frame);
+  return o;
+}
+
+outcome run(size_t max_frame, const std::vector<std::string>& chunks) {
+  cu::frame_splitter s(max_frame);
+  return run(s, chunks);
+}
+
+// The stream cut into pieces of at most n bytes.
+std::vector<std::string> chunked(const std::string& stream, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < stream.size(); i += n) out.push_back(stream.substr(i, n));
+  return out;
+}
+
+using strings = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE("a frame split across two reads is joined at every split position") {
+  const std::string stream = "{\"id\":1}\n{\"id\":22}\n";
+  for (size_t cut = 0; cut <= stream.size(); ++cut) {
+    CAPTURE(cut);
+    outcome o = run(1024, {stream.substr(0, cut), stream.substr(cut)});
+    CHECK(o.frames == strings{"{\"id\":1}", "{\"id\":22}"});
+    CHECK(o.oversize_at.empty());
+  }
+}
+
+TEST_CASE("a frame split across three reads is joined at every pair of split positions") {
+  const std::string stream = "abc\r\ndefgh\n\nij\n";
+  for (size_t a = 0; a <= stream.size(); ++a) {
+    for (size_t b = a; b <= stream.size(); ++b) {
+      CAPTURE(a, b);
+      outcome o = run(64, {stream.substr(0, a), stream.substr(a, b - a), stream.substr(b)});
+      CHECK(o.frames == strings{"abc", "defgh", "ij"});
+    }
+  }
+}
+
+TEST_CASE("a stream fed one byte at a time yields the same frames") {
+  const std::string stream = "first\nsecond\r\nthird\n";
+  outcome o = run(64, chunked(stream, 1));
+  CHECK(o.frames == strings{"first", "second", "third"});
+}
+
+TEST_CASE("many frames in one read are all yielded in order") {
+  std::string stream;
+  strings expected;
+  for (int i = 0; i < 100; ++i) {
+    expected.push_back("frame " + std::to_string(i));
+    stream += expected.back() + "\n";
+  }
+  cu::frame_splitter s(64);
+  outcome o = run(s, {stream});
+  CHECK(o.frames == expected);
+  CHECK(s.buffered() == 0);
+}
+
+TEST_CASE("a carriage return before the newline is dropped") {
+  outcome o = run(64, {"one\r\ntwo\r\n"});
+  CHECK(o.frames == strings{"one", "two"});
+}
+
+TEST_CASE("a carriage return split from its newline is still dropped") {
+  outcome o = run(64, {"one\r", "\ntwo\r", "\n"});
+  CHECK(o.frames == strings{"one", "two"});
+}
+
+TEST_CASE("a carriage return inside a frame is kept") {
+  outcome o = run(64, {"a\rb\n"});
+  CHECK(o.frames == strings{"a\rb"});
+}
+
+TEST_CASE("blank lines are skipped") {
+  outcome o = run(64, {"\n\n  \n\t\n\r\none\n\n \r\ntwo\n"});
+  CHECK(o.frames == strings{"one", "two"});
+}
+
+TEST_CASE("leading whitespace in a frame that has content is kept") {
+  outcome o = run(64, {"  {}\n"});
+  CHECK(o.frames == strings{"  {}"});
+}
+
+TEST_CASE("a trailing frame without a newline is yielded by finish") {
+  cu::frame_splitter s(64);
+  strings frames;
+  auto on_frame = [&](std::string_view f) { frames.emplace_back(f); };
+  auto on_oversize = [] { FAIL("no line is oversized"); };
+  const std::string data = "one\ntwo";
+  s.feed(data.data(), data.size(), on_frame, on_oversize);
+  CHECK(frames == strings{"one"});
+  CHECK(s.buffered() == 3);
+  s.finish(on_frame);
+  CHECK(frames == strings{"one", "two"});
+  CHECK(s.buffered() == 0);
+}
+
+TEST_CASE("finish yields nothing when the stream ended with a newline or was empty") {
+  CHECK(run(64, {}).frames.empty());
+  CHECK(run(64, {""}).frames.empty());
+  CHECK(run(64, {"one\n"}).frames == strings{"one"});
+  CHECK(run(64, {"one\n\r"}).frames == strings{"one"});
+}
+
+TEST_CASE("a line exactly at the limit is accepted") {
+  const std::string line(16, 'x');
+  SECTION("in one read") {
+    outcome o = run(16, {line + "\n"});
+    CHECK(o.frames == strings{line});
+    CHECK(o.oversize_at.empty());
+  }
+  SECTION("one byte at a time") {
+    outcome o = run(16, chunked(line + "\n", 1));
+    CHECK(o.frames == strings{line});
+    CHECK(o.oversize_at.empty());
+  }
+  SECTION("as the unterminated last line") {
+    outcome o = run(16, {line});
+    CHECK(o.frames == strings{line});
+    CHECK(o.oversize_at.empty());
+  }
+}
+
+TEST_CASE("an oversize line is reported once and the next line is still yielded") {
+  const std::string big(17, 'x');
+  SECTION("when its newline arrives in the same chunk") {
+    outcome o = run(16, {"before\n" + big + "\nafter\n"});
+    CHECK(o.frames == strings{"before", "after"});
+    CHECK(o.oversize_at == std::vector<size_t>{1});
+  }
+  SECTION("when it arrives across many chunks") {
+    const std::string huge(1000, 'y');
+    outcome o = run(16, chunked("before\n" + huge + "\nafter\n", 7));
+    CHECK(o.frames == strings{"before", "after"});
+    CHECK(o.oversize_at == std::vector<size_t>{1});
+  }
+  SECTION("when it arrives one byte at a time") {
+    outcome o = run(16, chunked(big + "\nafter\n", 1));
+    CHECK(o.frames == strings{"after"});
+    CHECK(o.oversize_at == std::vector<size_t>{0});
+  }
+  SECTION("when its newline arrives alone in the next chunk") {
+    outcome o = run(16, {big, "\n", "after\n"});
+    CHECK(o.frames == strings{"after"});
+    CHECK(o.oversize_at == std::vector<size_t>{0});
+  }
+  SECTION("when the next line starts in the chunk that holds its newline") {
+    outcome o = run(16, {"12345678", "9012345678", "90\nafter", "\n"});
+    CHECK(o.frames == strings{"after"});
+    CHECK(o.oversize_at == std::vector<size_t>{0});
+  }
+  SECTION("when two oversize lines follow each other, each is reported") {
+    outcome o = run(16, {big + "\n" + big + "\nafter\n"});
+    CHECK(o.frames == strings{"after"});
+    CHECK(o.oversize_at == std::vector<size_t>{0, 0});
+  }
+}
+
+TEST_CASE("an oversize line is reported as soon as the limit is passed") {
+  cu::frame_splitter s(16);
+  int reports = 0;
+  auto on_frame = [](std::string_view) { FAIL("no frame is complete"); };
+  auto on_oversize = [&] { ++reports; };
+  const std::string part(10, 'z');
+  s.feed(part.data(), part.size(), on_frame, on_oversize);
+  CHECK(reports == 0);
+  s.feed(part.data(), part.size(), on_frame, on_oversize);
+  CHECK(reports == 1);
+  CHECK(s.buffered() == 0);
+  s.feed(part.data(), part.size(), on_frame, on_oversize);
+  CHECK(reports == 1);
+}
+
+TEST_CASE("an unterminated oversize last line is not yielded by finish") {
+  outcome o = run(16, {"ok\n", std::string(40, 'x')});
+  CHECK(o.frames == strings{"ok"});
+  CHECK(o.oversize_at == std::vector<size_t>{1});
+}
+
+TEST_CASE("every chunk size of a mixed stream gives the same frames and reports") {
+  const std::string big(50, 'q');
+  const std::string stream = "alpha\r\n\n" + big + "\nbeta\n" + std::string(16, 'm') + "\ngamma";
+  const strings expected{"alpha", "beta", std::string(16, 'm'), "gamma"};
+  for (size_t n = 1; n <= stream.size(); ++n) {
+    CAPTURE(n);
+    outcome o = run(16, chunked(stream, n));
+    CHECK(o.frames == expected);
+    CHECK(o.oversize_at == std::vector<size_t>{1});
+  }
+}

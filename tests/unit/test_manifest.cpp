@@ -1,0 +1,128 @@
+// Tests for src/tools/manifest.h: the committed plugin.json and schema
+// document must be exactly what the registry generates, so neither drifts.
+#include "tools/manifest.h"
+
+#include <simdjson.h>
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace {
+
+constexpr const char* kRegenerate =
+    "the committed file differs from the registry; run `build/tools/gen-manifest write .` "
+    "in the source directory and commit the result";
+
+// The source directory, which meson passes in CU_SOURCE_DIR.
+std::string source_dir() {
+  const char* dir = std::getenv("CU_SOURCE_DIR");
+  INFO("CU_SOURCE_DIR is not set; run the test through `meson test`");
+  REQUIRE(dir != nullptr);
+  return dir;
+}
+
+std::string read_source_file(const std::string& relative) {
+  const std::string path = source_dir() + "/" + relative;
+  std::ifstream f(path, std::ios::binary);
+  INFO("cannot read " << path);
+  REQUIRE(f);
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// The 1-based number of the first line where a and b differ, with both
+// versions of it, for a failure message that points at the drift.
+std::string first_difference(const std::string& committed, const std::string& generated) {
+  std::istringstream a(committed), b(generated);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool more_a = bool(std::getline(a, la)), more_b = bool(std::getline(b, lb));
+    if (!more_a && !more_b) return "only in line endings or the final newline";
+    if (!more_a || !more_b || la != lb) {
+      return "first difference at line " + std::to_string(line) + ":\n  committed: " +
+             (more_a ? la : "<end of file>") + "\n  generated: " + (more_b ? lb : "<end of file>");
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the committed plugin.json is what the registry generates") {
+  const std::string committed = read_source_file("plugin.json");
+  const std::string generated = cu::plugin_json();
+  INFO(kRegenerate);
+  INFO(first_difference(committed, generated));
+  // A bool, so a failure prints the difference above rather than both files.
+  const bool same = committed == generated;
+  CHECK(same);
+}
+
+TEST_CASE("the committed schema document is what the registry generates") {
+  const std::string committed = read_source_file("docs/computer-use-mcp-tools-schema.md");
+  const std::string generated = cu::schema_doc();
+  INFO(kRegenerate);
+  INFO(first_difference(committed, generated));
+  // A bool, so a failure prints the difference above rather than both files.
+  const bool same = committed == generated;
+  CHECK(same);
+}
+
+TEST_CASE("plugin.json describes a service with a namespace, timeouts and no static tools") {
+  const std::string json = cu::plugin_json();
+  CHECK(json.back() == '\n');
+  simdjson::dom::parser parser;
+  simdjson::dom::object root;
+  REQUIRE(parser.parse(json).get(root) == simdjson::SUCCESS);
+
+  std::string_view runtime;
+  REQUIRE(root["runtime"].get(runtime) == simdjson::SUCCESS);
+  CHECK(runtime == "service");
+
+  std::string_view command;
+  REQUIRE(root["service"]["command"].get(command) == simdjson::SUCCESS);
+  CHECK_FALSE(command.empty());
+
+  std::string_view ns;
+  REQUIRE(root["service"]["toolNamespace"].get(ns) == simdjson::SUCCESS);
+  CHECK(ns == "computer_use");
+
+  simdjson::dom::object timeouts;
+  REQUIRE(root["service"]["tools"].get(timeouts) == simdjson::SUCCESS);
+  CHECK(timeouts.size() == 2);
+  for (std::string_view tool : {"hold_key", "wait"}) {
+    CAPTURE(tool);
+    int64_t ms = 0;
+    REQUIRE(timeouts[tool]["timeoutMs"].get(ms) == simdjson::SUCCESS);
+    CHECK(ms == 120000);
+  }
+
+  simdjson::dom::array tools;
+  REQUIRE(root["tools"].get(tools) == simdjson::SUCCESS);
+  CHECK(tools.size() == 0);
+
+  std::string_view name, version;
+  CHECK(root["name"].get(name) == simdjson::SUCCESS);
+  CHECK(root["version"].get(version) == simdjson::SUCCESS);
+  CHECK_FALSE(version.empty());
+}
+
+TEST_CASE("the schema document lists every tool once in a section of its own") {
+  const std::string doc = cu::schema_doc();
+  for (std::string_view tool : {"screenshot", "zoom", "hold_key", "wait", "cursor_position"}) {
+    CAPTURE(tool);
+    const std::string heading = "\n## " + std::string(tool) + "\n";
+    const size_t at = doc.find(heading);
+    CHECK(at != std::string::npos);
+    CHECK(doc.find(heading, at + 1) == std::string::npos);
+  }
+  CHECK(doc.find("| 15 | [`hold_key`](#hold_key) | input actor | no | 120000 ms |") !=
+        std::string::npos);
+  CHECK(doc.find("| 23 | [`wait`](#wait) | loop | yes | 120000 ms |") != std::string::npos);
+}

@@ -1,0 +1,150 @@
+// Tests for src/tools/registry.h: the one table every tool comes from.
+#include "tools/registry.h"
+
+#include <simdjson.h>
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+// The contract's tool order.
+const std::vector<std::string_view> kExpectedNames = {
+    "screenshot",     "zoom",           "left_click",     "right_click",
+    "middle_click",   "double_click",   "triple_click",   "mouse_move",
+    "left_click_drag", "scroll",        "left_mouse_down", "left_mouse_up",
+    "type",           "key",            "hold_key",       "read_clipboard",
+    "write_clipboard", "request_access", "list_granted_applications",
+    "open_application", "switch_display", "computer_batch", "wait",
+    "cursor_position",
+};
+
+// The tools that only look: they change nothing on screen or in the session.
+const std::set<std::string_view> kReadOnly = {
+    "screenshot", "zoom", "cursor_position", "read_clipboard", "list_granted_applications",
+    "wait",
+};
+
+std::vector<std::string_view> registry_names() {
+  std::vector<std::string_view> names;
+  for (const cu::tool_def& t : cu::computer_tools()) names.push_back(t.name);
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("the computer toolset has the 24 contract tools in the contract's order") {
+  CHECK(cu::computer_tools().size() == 24);
+  CHECK(registry_names() == kExpectedNames);
+}
+
+TEST_CASE("tool names are unique") {
+  const std::vector<std::string_view> names = registry_names();
+  const std::set<std::string_view> unique(names.begin(), names.end());
+  CHECK(unique.size() == names.size());
+}
+
+TEST_CASE("every tool has a title, a description and a handler") {
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name);
+    CHECK_FALSE(t.title.empty());
+    CHECK_FALSE(t.description.empty());
+    CHECK(t.handler != nullptr);
+    CHECK(std::string(cu::executor_name(t.runs_on)) != "?");
+  }
+}
+
+TEST_CASE("every input schema is a JSON object schema whose required names are properties") {
+  simdjson::dom::parser parser;
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name);
+    const std::string schema(t.input_schema);
+    simdjson::dom::object o;
+    REQUIRE(parser.parse(schema).get_object().get(o) == simdjson::SUCCESS);
+    std::string_view type;
+    REQUIRE(o["type"].get(type) == simdjson::SUCCESS);
+    CHECK(type == "object");
+    simdjson::dom::object properties;
+    REQUIRE(o["properties"].get(properties) == simdjson::SUCCESS);
+    for (auto field : properties) {
+      CAPTURE(field.key);
+      CHECK(field.value.is_object());
+    }
+    simdjson::dom::array required;
+    auto err = o["required"].get(required);
+    if (err == simdjson::NO_SUCH_FIELD) continue;
+    REQUIRE(err == simdjson::SUCCESS);
+    for (simdjson::dom::element r : required) {
+      std::string_view name;
+      REQUIRE(r.get(name) == simdjson::SUCCESS);
+      CAPTURE(name);
+      CHECK(properties[name].error() == simdjson::SUCCESS);
+    }
+  }
+}
+
+TEST_CASE("find_tool finds every tool by name and returns null for unknown names") {
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name);
+    CHECK(cu::find_tool(t.name) == &t);
+  }
+  CHECK(cu::find_tool("") == nullptr);
+  CHECK(cu::find_tool("Screenshot") == nullptr);
+  CHECK(cu::find_tool("screenshot ") == nullptr);
+  CHECK(cu::find_tool("computer_use.screenshot") == nullptr);
+  CHECK(cu::find_tool("no_such_tool") == nullptr);
+}
+
+TEST_CASE("exactly the looking tools are annotated read-only") {
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name);
+    CHECK(t.annotations.read_only == (kReadOnly.count(t.name) == 1));
+    if (t.annotations.read_only) CHECK_FALSE(t.annotations.destructive);
+  }
+}
+
+TEST_CASE("hold_key and wait have a 120 s host timeout and no other tool has one") {
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name);
+    const bool long_running = t.name == "hold_key" || t.name == "wait";
+    CHECK(t.timeout_ms == (long_running ? 120000u : 0u));
+  }
+}
+
+TEST_CASE("tools/list lists the same tools with their schemas and annotations") {
+  const std::string json = cu::tools_list_json(cu::computer_tools());
+  simdjson::dom::parser parser;
+  simdjson::dom::array tools;
+  REQUIRE(parser.parse(json)["tools"].get(tools) == simdjson::SUCCESS);
+  REQUIRE(tools.size() == cu::computer_tools().size());
+  simdjson::dom::parser schema_parser;
+  size_t i = 0;
+  for (simdjson::dom::element e : tools) {
+    const cu::tool_def& t = cu::computer_tools()[i++];
+    CAPTURE(t.name);
+    std::string_view name, title, description;
+    REQUIRE(e["name"].get(name) == simdjson::SUCCESS);
+    CHECK(name == t.name);
+    REQUIRE(e["title"].get(title) == simdjson::SUCCESS);
+    CHECK(title == t.title);
+    REQUIRE(e["description"].get(description) == simdjson::SUCCESS);
+    CHECK(description == t.description);
+    simdjson::dom::element schema;
+    REQUIRE(e["inputSchema"].get(schema) == simdjson::SUCCESS);
+    CHECK(simdjson::minify(schema) ==
+          simdjson::minify(schema_parser.parse(std::string(t.input_schema)).value()));
+    bool read_only = false, destructive = false, idempotent = false, open_world = false;
+    REQUIRE(e["annotations"]["readOnlyHint"].get(read_only) == simdjson::SUCCESS);
+    REQUIRE(e["annotations"]["destructiveHint"].get(destructive) == simdjson::SUCCESS);
+    REQUIRE(e["annotations"]["idempotentHint"].get(idempotent) == simdjson::SUCCESS);
+    REQUIRE(e["annotations"]["openWorldHint"].get(open_world) == simdjson::SUCCESS);
+    CHECK(read_only == t.annotations.read_only);
+    CHECK(destructive == t.annotations.destructive);
+    CHECK(idempotent == t.annotations.idempotent);
+    CHECK(open_world == t.annotations.open_world);
+  }
+}
