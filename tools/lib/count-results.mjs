@@ -1,0 +1,59 @@
+// Counts test cases across the runners that tools/run-tests used and prints
+// the closing line "N passed, N failed".
+//
+//   node count-results.mjs LABEL=meson-testlog.json ... LABEL=node-test-output.tap ...
+//
+// Meson runs Catch2 executables: each one's summary line gives its test-case
+// counts; an executable that ended without a summary (a crash, a timeout)
+// counts as one failure. Node's test runner prints "# pass N" / "# fail N".
+import { readFileSync } from 'node:fs';
+
+let passed = 0;
+let failed = 0;
+
+function countMeson(label, path) {
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const t = JSON.parse(line);
+    const out = `${t.stdout ?? ''}\n${t.stderr ?? ''}`;
+    let p = 0;
+    let f = 0;
+    const all = out.match(/All tests passed \(\d+ assertions? in (\d+) test cases?\)/);
+    const mixed = out.match(/test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed/);
+    if (all && t.result === 'OK') {
+      p = Number(all[1]);
+    } else if (mixed) {
+      p = Number(mixed[2]);
+      f = Math.max(1, Number(mixed[3]));
+    } else {
+      f = 1;
+    }
+    console.log(`${label} ${t.name}: ${p} passed, ${f} failed (${t.result})`);
+    passed += p;
+    failed += f;
+  }
+}
+
+function countNode(label, path) {
+  const text = readFileSync(path, 'utf8');
+  const p = text.match(/^# pass (\d+)$/m);
+  const f = text.match(/^# fail (\d+)$/m);
+  const np = p ? Number(p[1]) : 0;
+  const nf = f ? Number(f[1]) : 1;  // No summary at all: the run itself broke.
+  console.log(`${label}: ${np} passed, ${nf} failed`);
+  passed += np;
+  failed += nf;
+}
+
+for (const arg of process.argv.slice(2)) {
+  const [label, path] = arg.split('=');
+  try {
+    if (path.endsWith('.json')) countMeson(label, path);
+    else countNode(label, path);
+  } catch (e) {
+    console.log(`${label}: no results (${e.message})`);
+    failed += 1;
+  }
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,63 @@
+# Sourced by tools/run and tools/run-tests: installs the Debian packages a
+# step needs when they are missing. Everything here writes to stderr, because
+# tools/run's stdout is the MCP protocol stream.
+
+# Packages per purpose. isa-l is optional for the build but is what makes
+# captures fast, so it is installed with the rest.
+CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev
+  libisal-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev"
+CU_PKGS_DISPLAY="xvfb x11-utils"
+CU_PKGS_TEST="catch2 xvfb"
+
+cu_missing_packages() {
+  local p missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  echo "${missing[@]:-}"
+}
+
+# cu_ensure_packages PKG...: installs whichever are missing (as root, with
+# apt-get), or says what to install and fails.
+cu_ensure_packages() {
+  local missing
+  missing=$(cu_missing_packages "$@")
+  [ -z "$missing" ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "missing packages: $missing (run: sudo apt-get install $missing)" >&2
+    return 1
+  fi
+  echo "installing: $missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # The package lists may be absent or stale on a fresh machine.
+  apt-get update -qq >&2 || true
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+# cu_ensure_node: Node.js 18 or newer with npm, for the MCP SDK test.
+cu_ensure_node() {
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
+    [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
+    return 0
+  fi
+  cu_ensure_packages nodejs npm
+}
+
+# cu_build DIR [MESON OPTIONS...]: configures DIR once, then builds it.
+cu_build() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$@" >&2
+  elif [ $# -gt 0 ]; then
+    meson configure "$dir" "$@" >/dev/null
+  fi
+  ninja -C "$dir" >&2
+}
+
+# cu_display_reachable DISPLAY: whether an X server answers there.
+cu_display_reachable() {
+  DISPLAY=$1 xdpyinfo >/dev/null 2>&1
+}
