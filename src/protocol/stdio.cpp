@@ -1,5 +1,7 @@
 #include "protocol/stdio.h"
 
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,6 +35,17 @@ bool open_stream(uv_loop_t* loop, uv_any_handle* h, int fd, bool readable, int* 
       return true;
     default:
       return false;
+  }
+}
+
+// A screenshot line is over a megabyte; with a 64 KiB pipe the reader and the
+// writer ping-pong some twenty times per line. Ask for 1 MiB (the
+// unprivileged maximum for a pipe; the kernel caps a socket's buffer at its
+// own limit). Failure is harmless.
+void widen_buffer(int fd) {
+  if (fcntl(fd, F_SETPIPE_SZ, 1 << 20) < 0) {
+    int size = 1 << 20;
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   }
 }
 
@@ -128,6 +141,7 @@ int stdout_writer::start(int fd) {
     is_stream_ = false;
   }
   if (is_stream_) handle_.handle.data = this;
+  if (is_stream_) widen_buffer(fd);
   return 0;
 }
 
