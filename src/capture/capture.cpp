@@ -1,5 +1,7 @@
 #include "capture/capture.h"
 
+#include <memory>
+
 #include "capture/png.h"
 #include "capture/scale.h"
 #include "util/save_file.h"
@@ -9,11 +11,15 @@ namespace {
 
 // Encodes the frame scaled to out_size and wraps it as an image result.
 tool_result finish(const frame& f, size2 out_size, bool save, const std::string& save_dir,
-                   const char* prefix) {
-  area_scaler scaler(f.area.w, f.area.h, out_size.w, out_size.h, f.layout);
-  auto png = encode_png_rgb(out_size.w, out_size.h, [&](int y, uint8_t* row) {
-    scaler.row(f.data, f.stride, y, row);
-  });
+                   const char* prefix, task_runner& runner) {
+  // Each strip of the encode gets its own scaler (its scratch row); the
+  // frame itself is only read.
+  auto make_filler = [&]() -> row_filler {
+    auto scaler = std::make_shared<area_scaler>(f.area.w, f.area.h, out_size.w, out_size.h,
+                                                f.layout);
+    return [scaler, &f](int y, uint8_t* row) { scaler->row(f.data, f.stride, y, row); };
+  };
+  auto png = encode_png_rgb_parallel(out_size.w, out_size.h, make_filler, runner);
   if (!png) return tool_result::failure(png.err().message);
   std::string saved;
   if (save) {
@@ -37,7 +43,7 @@ rect intersect(const rect& a, const rect& b) {
 }  // namespace
 
 tool_result run_capture(grabber& g, const capture_job& job, const std::string& save_dir,
-                        std::optional<coord_session>* established) {
+                        task_runner& runner, std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
   if (!screen) return tool_result::failure(screen.err().message);
 
@@ -47,7 +53,7 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
     coord_session session = make_session(area);
     auto f = g.grab(area);
     if (!f) return tool_result::failure(f.err().message);
-    tool_result r = finish(*f, session.image, job.save_to_disk, save_dir, "screenshot");
+    tool_result r = finish(*f, session.image, job.save_to_disk, save_dir, "screenshot", runner);
     if (!r.is_error) *established = session;
     return r;
   }
@@ -66,7 +72,7 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
   if (area.w == 0) return tool_result::failure("the zoom region is no longer on screen");
   auto f = g.grab(area);
   if (!f) return tool_result::failure(f.err().message);
-  return finish(*f, {area.w, area.h}, job.save_to_disk, save_dir, "zoom");
+  return finish(*f, {area.w, area.h}, job.save_to_disk, save_dir, "zoom", runner);
 }
 
 }  // namespace cu

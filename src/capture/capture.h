@@ -7,13 +7,15 @@
 
 #include "capture/grabber.h"
 #include "capture/pool.h"
+#include "capture/task_runner.h"
 #include "protocol/tool_result.h"
 
 namespace cu {
 
-// Runs job on g. When the job establishes a coordinate session (every
-// screenshot; a zoom that had none), it is stored in *established.
+// Runs job on g, spreading the encode over runner. When the job establishes
+// a coordinate session (every screenshot; a zoom that had none), it is
+// stored in *established.
 tool_result run_capture(grabber& g, const capture_job& job, const std::string& save_dir,
-                        std::optional<coord_session>* established);
+                        task_runner& runner, std::optional<coord_session>* established);
 
 }  // namespace cu

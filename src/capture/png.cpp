@@ -2,10 +2,13 @@
 
 #include <spng.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "capture/task_runner.h"
 #include "config.h"
 
 #if CU_HAVE_ISAL
@@ -15,6 +18,10 @@
 
 namespace cu {
 namespace {
+
+// Strips a parallel encode is cut into: one per capture worker of the
+// 2-core machines this runs on; more only adds seams.
+constexpr int kParallelStrips = 2;
 
 // The SUB filter in place: row[0] is the filter type byte, then RGB bytes.
 // Walking backwards keeps each left neighbour unfiltered until it is used.
@@ -34,8 +41,7 @@ error spng_failure(const char* what, int rc) {
   return make_error(errc::io, std::move(msg));
 }
 
-result<byte_buffer> encode_spng(int width, int height,
-                                const std::function<void(int, uint8_t*)>& fill_row) {
+result<byte_buffer> encode_spng(int width, int height, const row_filler& fill_row) {
   std::unique_ptr<spng_ctx, spng_ctx_deleter> ctx(spng_ctx_new(SPNG_CTX_ENCODER));
   if (!ctx) return make_error(errc::io, "PNG encoder could not be created");
   spng_ctx* c = ctx.get();
@@ -77,23 +83,110 @@ void put_be32(uint8_t* p, uint32_t v) {
   p[3] = uint8_t(v);
 }
 
-// Writes a PNG container around one IDAT chunk whose zlib stream ISA-L
-// produces row by row, straight into the output buffer.
-result<byte_buffer> encode_isal(int width, int height,
-                                const std::function<void(int, uint8_t*)>& fill_row) {
-  static constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+// Rows [y0, y1) of the image, filtered and deflated as a run of raw deflate
+// blocks. A strip that is not the last ends in a full flush: byte-aligned,
+// not final, with no reference back into it, so the next strip's blocks can
+// simply follow.
+struct strip {
+  int y0 = 0;
+  int y1 = 0;
+  bool last = false;
+  byte_buffer out;
+  uint32_t adler = 1;  // Adler-32 of the filtered rows, for the zlib trailer.
+  size_t raw_bytes = 0;
+  std::optional<error> failed;
+};
+
+void deflate_strip(int width, const row_filler& fill_row, strip& s) {
   const size_t rgb_bytes = size_t(width) * 3;
-  const size_t raw = (rgb_bytes + 1) * size_t(height);
-  // Signature, IHDR (25), IDAT header (8); IDAT CRC and IEND (16) at the end.
-  const size_t head = 8 + 25 + 8;
+  s.raw_bytes = (rgb_bytes + 1) * size_t(s.y1 - s.y0);
   // Screens deflate to well under half their raw size; noise that does not
   // makes the buffer grow below.
-  size_t cap = head + raw / 2 + 4096 + 16;
-  byte_buffer out;
-  out.data.reset(static_cast<uint8_t*>(std::malloc(cap)));
-  if (!out.data) return make_error(errc::io, "out of memory for the PNG");
+  size_t cap = s.raw_bytes / 2 + 4096;
+  s.out.data.reset(static_cast<uint8_t*>(std::malloc(cap)));
+  if (!s.out.data) {
+    s.failed = make_error(errc::io, "out of memory for the PNG");
+    return;
+  }
+  auto z = std::make_unique<isal_zstream>();
+  std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
+  isal_deflate_init(z.get());
+  z->level = 1;
+  z->level_buf = level_buf.data();
+  z->level_buf_size = uint32_t(level_buf.size());
+  z->gzip_flag = IGZIP_DEFLATE;
+  z->next_out = s.out.data.get();
+  z->avail_out = uint32_t(cap);
 
-  uint8_t* p = out.data.get();
+  std::vector<uint8_t> row(rgb_bytes + 1);
+  for (int y = s.y0; y < s.y1; ++y) {
+    fill_row(y, row.data() + 1);
+    sub_filter(row.data(), rgb_bytes);
+    s.adler = isal_adler32(s.adler, row.data(), row.size());
+    const bool final_row = y == s.y1 - 1;
+    z->next_in = row.data();
+    z->avail_in = uint32_t(row.size());
+    z->end_of_stream = final_row && s.last;
+    z->flush = final_row && !s.last ? FULL_FLUSH : NO_FLUSH;
+    do {
+      if (z->avail_out == 0) {
+        size_t used = size_t(z->next_out - s.out.data.get());
+        cap = cap * 3 / 2;
+        auto* grown = static_cast<uint8_t*>(std::realloc(s.out.data.get(), cap));
+        if (grown == nullptr) {
+          s.failed = make_error(errc::io, "out of memory for the PNG");
+          return;
+        }
+        (void)s.out.data.release();
+        s.out.data.reset(grown);
+        z->next_out = grown + used;
+        z->avail_out = uint32_t(cap - used);
+      }
+      if (isal_deflate(z.get()) != COMP_OK) {
+        s.failed = make_error(errc::io, "PNG encoding failed in igzip");
+        return;
+      }
+      // Input consumed and room left over means everything, flush included,
+      // is out; the last strip also waits for the end of the stream.
+    } while (z->avail_in > 0 || z->avail_out == 0 ||
+             (z->end_of_stream && z->internal_state.state != ZSTATE_END));
+  }
+  s.out.size = z->total_out;
+}
+
+// Folds the Adler-32 of a second run of bytes (len2 long) into the first's,
+// as zlib's adler32_combine does.
+uint32_t adler32_combine(uint32_t a1, uint32_t a2, size_t len2) {
+  constexpr uint64_t kBase = 65521;
+  const uint64_t rem = len2 % kBase;
+  uint64_t sum1 = a1 & 0xffff;
+  uint64_t sum2 = (rem * sum1) % kBase;
+  sum1 += (a2 & 0xffff) + kBase - 1;
+  sum2 += (a1 >> 16) + (a2 >> 16) + kBase - rem;
+  if (sum1 >= kBase) sum1 -= kBase;
+  if (sum1 >= kBase) sum1 -= kBase;
+  if (sum2 >= (kBase << 1)) sum2 -= (kBase << 1);
+  if (sum2 >= kBase) sum2 -= kBase;
+  return uint32_t(sum1 | (sum2 << 16));
+}
+
+// Joins the strips into one PNG: signature, IHDR, one IDAT holding a zlib
+// stream (header, the strips' blocks, Adler-32), IEND.
+result<byte_buffer> assemble_png(int width, int height, std::vector<strip>& strips) {
+  static constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  static constexpr uint8_t kIend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
+  size_t idat_len = 2 + 4;  // zlib header and trailer.
+  uint32_t adler = 1;
+  for (strip& s : strips) {
+    if (s.failed) return std::move(*s.failed);
+    idat_len += s.out.size;
+    adler = &s == &strips.front() ? s.adler : adler32_combine(adler, s.adler, s.raw_bytes);
+  }
+  const size_t total = 8 + 25 + 8 + idat_len + 4 + 12;
+  byte_buffer png;
+  png.data.reset(static_cast<uint8_t*>(std::malloc(total)));
+  if (!png.data) return make_error(errc::io, "out of memory for the PNG");
+  uint8_t* p = png.data.get();
   memcpy(p, kSignature, 8);
   put_be32(p + 8, 13);
   memcpy(p + 12, "IHDR", 4);
@@ -103,69 +196,78 @@ result<byte_buffer> encode_isal(int width, int height,
   p[25] = 2;  // Colour type: truecolour.
   p[26] = p[27] = p[28] = 0;  // Deflate, adaptive filtering, no interlace.
   put_be32(p + 29, crc32_gzip_refl(0, p + 12, 17));
-  memcpy(p + 37, "IDAT", 4);
-
-  auto z = std::make_unique<isal_zstream>();
-  std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
-  isal_deflate_init(z.get());
-  z->level = 1;
-  z->level_buf = level_buf.data();
-  z->level_buf_size = uint32_t(level_buf.size());
-  z->gzip_flag = IGZIP_ZLIB;
-  z->flush = NO_FLUSH;
-  z->next_out = p + head;
-  z->avail_out = uint32_t(cap - head - 16);
-
-  std::vector<uint8_t> row(rgb_bytes + 1);
-  for (int y = 0; y < height; ++y) {
-    fill_row(y, row.data() + 1);
-    sub_filter(row.data(), rgb_bytes);
-    z->next_in = row.data();
-    z->avail_in = uint32_t(row.size());
-    z->end_of_stream = y == height - 1;
-    do {
-      if (z->avail_out == 0) {
-        // Incompressible content outgrew the estimate: grow and carry on.
-        size_t used = size_t(z->next_out - out.data.get());
-        cap = cap * 3 / 2;
-        auto* grown = static_cast<uint8_t*>(std::realloc(out.data.get(), cap));
-        if (grown == nullptr) return make_error(errc::io, "out of memory for the PNG");
-        (void)out.data.release();
-        out.data.reset(grown);
-        z->next_out = grown + used;
-        z->avail_out = uint32_t(cap - used - 16);
-      }
-      if (isal_deflate(z.get()) != COMP_OK) {
-        return make_error(errc::io, "PNG encoding failed in igzip");
-      }
-    } while (z->avail_in > 0 || z->avail_out == 0 ||
-             (z->end_of_stream && z->internal_state.state != ZSTATE_END));
-  }
-  p = out.data.get();
-  const size_t idat_len = z->total_out;
   put_be32(p + 33, uint32_t(idat_len));
-  uint8_t* end = p + head + idat_len;
-  put_be32(end, crc32_gzip_refl(0, p + 37, 4 + idat_len));
-  static constexpr uint8_t kIend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
-  memcpy(end + 4, kIend, 12);
-  out.size = head + idat_len + 16;
-  return out;
+  memcpy(p + 37, "IDAT", 4);
+  uint8_t* q = p + 41;
+  // CMF 0x78: deflate with a 32 KiB window; FLG 0x01: fastest, check bits.
+  *q++ = 0x78;
+  *q++ = 0x01;
+  for (strip& s : strips) {
+    memcpy(q, s.out.data.get(), s.out.size);
+    q += s.out.size;
+    s.out.data.reset();
+  }
+  put_be32(q, adler);
+  q += 4;
+  put_be32(q, crc32_gzip_refl(0, p + 37, 4 + idat_len));
+  memcpy(q + 4, kIend, 12);
+  png.size = total;
+  return png;
+}
+
+// Splits rows into strips of at least this many, so small images (zoom
+// crops) stay in one piece.
+constexpr int kMinStripRows = 64;
+
+result<byte_buffer> encode_isal(int width, int height, int strip_count,
+                                const std::function<row_filler()>& make_filler,
+                                task_runner* runner) {
+  strip_count = std::max(1, std::min(strip_count, height / kMinStripRows));
+  std::vector<strip> strips(static_cast<size_t>(strip_count));
+  for (int i = 0; i < strip_count; ++i) {
+    strips[size_t(i)].y0 = int(int64_t(height) * i / strip_count);
+    strips[size_t(i)].y1 = int(int64_t(height) * (i + 1) / strip_count);
+    strips[size_t(i)].last = i == strip_count - 1;
+  }
+  if (strip_count == 1 || runner == nullptr) {
+    for (strip& s : strips) deflate_strip(width, make_filler(), s);
+  } else {
+    std::vector<std::function<void()>> tasks;
+    for (strip& s : strips) {
+      tasks.emplace_back([&, sp = &s] { deflate_strip(width, make_filler(), *sp); });
+    }
+    runner->run_all(tasks);
+  }
+  return assemble_png(width, height, strips);
 }
 
 #endif
 
 }  // namespace
 
-result<byte_buffer> encode_png_rgb(int width, int height,
-                                   const std::function<void(int, uint8_t*)>& fill_row,
+result<byte_buffer> encode_png_rgb(int width, int height, const row_filler& fill_row,
                                    png_engine engine) {
   if (width <= 0 || height <= 0) return make_error(errc::invalid_argument, "empty image");
 #if CU_HAVE_ISAL
-  if (engine == png_engine::fastest) return encode_isal(width, height, fill_row);
+  if (engine == png_engine::fastest) {
+    return encode_isal(width, height, 1, [&] { return fill_row; }, nullptr);
+  }
 #else
   (void)engine;
 #endif
   return encode_spng(width, height, fill_row);
+}
+
+result<byte_buffer> encode_png_rgb_parallel(int width, int height,
+                                            const std::function<row_filler()>& make_filler,
+                                            task_runner& runner) {
+  if (width <= 0 || height <= 0) return make_error(errc::invalid_argument, "empty image");
+#if CU_HAVE_ISAL
+  return encode_isal(width, height, kParallelStrips, make_filler, &runner);
+#else
+  (void)runner;
+  return encode_spng(width, height, make_filler());
+#endif
 }
 
 const char* png_fastest_engine_name() { return CU_HAVE_ISAL ? "isa-l" : "libspng"; }

@@ -1,5 +1,7 @@
 #include "capture/pool.h"
 
+#include <algorithm>
+
 #include "capture/capture.h"
 #include "capture/grabber.h"
 #include "util/log.h"
@@ -46,16 +48,59 @@ void capture_pool::worker_main(int index) {
     capture_job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return stopping_ || !helpers_.empty() || !queue_.empty(); });
+      // Parts of a running job first: someone is waiting for them.
+      if (!helpers_.empty()) {
+        helper_task* t = helpers_.front();
+        helpers_.pop_front();
+        t->st = helper_task::state::running;
+        lock.unlock();
+        (*t->run)();
+        lock.lock();
+        t->st = helper_task::state::done;
+        helped_.notify_all();
+        continue;
+      }
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
     }
     completion c;
     c.seq = job.seq;
-    tool_result r = run_capture(g, job, config_.save_dir, &c.session);
+    tool_result r = run_capture(g, job, config_.save_dir, *this, &c.session);
     c.line = render_tool_response(job.id_json, r);
     done_.push(std::move(c));
+  }
+}
+
+}  // namespace cu
+
+namespace cu {
+
+void capture_pool::run_all(std::span<const std::function<void()>> tasks) {
+  if (tasks.empty()) return;
+  std::vector<helper_task> parts(tasks.size() - 1);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 1; i < tasks.size(); ++i) {
+      parts[i - 1].run = &tasks[i];
+      helpers_.push_back(&parts[i - 1]);
+    }
+  }
+  cv_.notify_all();
+  tasks[0]();
+  for (helper_task& t : parts) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (t.st == helper_task::state::queued) {
+      // Nobody was free to take it: run it here.
+      helpers_.erase(std::find(helpers_.begin(), helpers_.end(), &t));
+      t.st = helper_task::state::running;
+      lock.unlock();
+      (*t.run)();
+      lock.lock();
+      t.st = helper_task::state::done;
+    }
+    helped_.wait(lock, [&] { return t.st == helper_task::state::done; });
   }
 }
 

@@ -1,7 +1,11 @@
 // Owns: the capture worker pool. Each worker thread owns a grabber (its own
 // X connection and SHM segment); jobs are taken from one shared queue, and
-// each job ends in exactly one completion pushed to the loop.
-// Thread affinity: submit() and stop() on the loop thread; jobs run on workers.
+// each job ends in exactly one completion pushed to the loop. A worker may
+// also lend a hand with another worker's job: run_all queues the parts of one
+// encode, idle workers take them before new jobs, and the asking worker runs
+// whatever nobody has taken, so it never waits on a busy pool.
+// Thread affinity: submit() and stop() on the loop thread; jobs and run_all
+// on workers.
 #pragma once
 
 #include <array>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "capture/geometry.h"
+#include "capture/task_runner.h"
 #include "protocol/completion_queue.h"
 
 namespace cu {
@@ -39,7 +44,7 @@ struct capture_config {
   int workers = 2;
 };
 
-class capture_pool {
+class capture_pool final : public task_runner {
  public:
   capture_pool(capture_config config, completion_queue& done);
   ~capture_pool();
@@ -53,14 +58,25 @@ class capture_pool {
 
   int workers() const { return int(threads_.size()); }
 
+  // task_runner: for the worker threads' own encodes.
+  void run_all(std::span<const std::function<void()>> tasks) override;
+
  private:
+  // One part of another worker's job.
+  struct helper_task {
+    const std::function<void()>* run;
+    enum class state { queued, running, done } st = state::queued;
+  };
+
   void worker_main(int index);
 
   capture_config config_;
   completion_queue& done_;
   std::mutex mu_;
   std::condition_variable cv_;
+  std::condition_variable helped_;  // A helper task finished.
   std::deque<capture_job> queue_;
+  std::deque<helper_task*> helpers_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
