@@ -152,11 +152,26 @@ server_process::server_process(const std::string& display,
 
   int in_pipe[2], out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) fail("pipe failed");
+  const bool tty = stdin_file == kStdinTty;
+  std::string slave_name;
+  if (tty) {
+    // Swap the stdin pipe for a pseudo terminal.
+    close(in_pipe[0]);
+    close(in_pipe[1]);
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) fail("no pty");
+    slave_name = ptsname(master);
+    in_pipe[1] = master;
+    in_pipe[0] = -1;
+  }
   std::string binary = binary_path();
   pid_ = fork();
   if (pid_ < 0) fail("fork failed");
   if (pid_ == 0) {
-    if (!stdin_file.empty()) {
+    if (tty) {
+      setsid();  // A session of its own, so the pty is only its stdin.
+      dup2(open(slave_name.c_str(), O_RDWR | O_NOCTTY), 0);
+    } else if (!stdin_file.empty()) {
       int f = open(stdin_file.c_str(), O_RDONLY);
       dup2(f, 0);
     } else {
@@ -172,11 +187,11 @@ server_process::server_process(const std::string& display,
     execve(binary.c_str(), argv, envp.data());
     _exit(127);
   }
-  close(in_pipe[0]);
+  if (in_pipe[0] >= 0) close(in_pipe[0]);
   close(out_pipe[1]);
   in_ = in_pipe[1];
   out_ = out_pipe[0];
-  if (!stdin_file.empty()) close_stdin();
+  if (!stdin_file.empty() && !tty) close_stdin();
 }
 
 server_process::~server_process() {

@@ -61,6 +61,10 @@ class server_process {
   explicit server_process(const std::string& display,
                           std::map<std::string, std::string> extra_env = {},
                           const std::string& stdin_file = {});
+
+  // Special stdin: TTY gives the server the slave side of a new pseudo
+  // terminal (write_raw and send then type into its master).
+  static constexpr const char* kStdinTty = "<tty>";
   ~server_process();
   server_process(const server_process&) = delete;
   server_process& operator=(const server_process&) = delete;

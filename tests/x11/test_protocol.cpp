@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <set>
 #include <string>
 
@@ -254,5 +256,17 @@ TEST_CASE("a capture cancelled before it completes gets no response") {
   CHECK(id == "next");
   s.close_stdin();
   CHECK_FALSE(s.read_line());
+  CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("requests typed on a terminal are answered") {
+  xvfb x;
+  server_process s(x.display(), {}, server_process::kStdinTty);
+  auto r = s.request("ping");
+  CHECK(r->root["result"].is_object());
+  auto shot = s.call_tool("screenshot");
+  CHECK(image_of(*shot).width == 1366);
+  // A terminal has no end of file of its own: stop the server with SIGTERM.
+  s.signal(SIGTERM);
   CHECK(s.wait_exit() == 0);
 }
