@@ -108,12 +108,19 @@ void deflate_strip(int width, const row_filler& fill_row, strip& s) {
     s.failed = make_error(errc::io, "out of memory for the PNG");
     return;
   }
-  auto z = std::make_unique<isal_zstream>();
-  std::vector<uint8_t> level_buf(ISAL_DEF_LVL1_DEFAULT);
-  isal_deflate_init(z.get());
+  // The stream state and the level-1 hash tables are a few hundred KiB:
+  // keep one set per thread instead of allocating (and faulting in) them for
+  // every strip. isal_deflate_init resets what matters.
+  struct deflate_state {
+    isal_zstream stream;
+    uint8_t level_buf[ISAL_DEF_LVL1_DEFAULT];
+  };
+  thread_local std::unique_ptr<deflate_state> tls(new deflate_state);
+  isal_zstream* z = &tls->stream;
+  isal_deflate_init(z);
   z->level = 1;
-  z->level_buf = level_buf.data();
-  z->level_buf_size = uint32_t(level_buf.size());
+  z->level_buf = tls->level_buf;
+  z->level_buf_size = sizeof tls->level_buf;
   z->gzip_flag = IGZIP_DEFLATE;
   z->next_out = s.out.data.get();
   z->avail_out = uint32_t(cap);
@@ -142,7 +149,7 @@ void deflate_strip(int width, const row_filler& fill_row, strip& s) {
         z->next_out = grown + used;
         z->avail_out = uint32_t(cap - used);
       }
-      if (isal_deflate(z.get()) != COMP_OK) {
+      if (isal_deflate(z) != COMP_OK) {
         s.failed = make_error(errc::io, "PNG encoding failed in igzip");
         return;
       }
