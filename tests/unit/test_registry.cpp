@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/contract.h"
+
 #include <set>
 #include <string>
 #include <string_view>
@@ -13,15 +15,8 @@
 namespace {
 
 // The contract's tool order.
-const std::vector<std::string_view> kExpectedNames = {
-    "screenshot",     "zoom",           "left_click",     "right_click",
-    "middle_click",   "double_click",   "triple_click",   "mouse_move",
-    "left_click_drag", "scroll",        "left_mouse_down", "left_mouse_up",
-    "type",           "key",            "hold_key",       "read_clipboard",
-    "write_clipboard", "request_access", "list_granted_applications",
-    "open_application", "switch_display", "computer_batch", "wait",
-    "cursor_position",
-};
+const std::vector<std::string_view> kExpectedNames(cu::test::kContractTools.begin(),
+                                                   cu::test::kContractTools.end());
 
 // The tools that only look: they change nothing on screen or in the session.
 const std::set<std::string_view> kReadOnly = {

@@ -9,25 +9,25 @@
 #include <set>
 #include <string>
 
+#include "support/contract.h"
 #include "support/harness.h"
 
 using namespace cu::test;
 
 namespace {
 
-const char* const kToolOrder[] = {
-    "screenshot",      "zoom",           "left_click",        "right_click",
-    "middle_click",    "double_click",   "triple_click",      "mouse_move",
-    "left_click_drag", "scroll",         "left_mouse_down",   "left_mouse_up",
-    "type",            "key",            "hold_key",          "read_clipboard",
-    "write_clipboard", "request_access", "list_granted_applications",
-    "open_application", "switch_display", "computer_batch",   "wait",
-    "cursor_position"};
 
 int64_t error_code(const json_line& r) {
   int64_t code = 0;
   REQUIRE(r.root["error"]["code"].get(code) == simdjson::SUCCESS);
   return code;
+}
+
+// The JSON-RPC error code of the next line the server writes.
+int64_t next_error_code(server_process& s) {
+  auto line = s.read_line();
+  REQUIRE(line);
+  return error_code(*parse_json(*line));
 }
 
 }  // namespace
@@ -54,7 +54,7 @@ TEST_CASE("initialize then tools/list returns the 24 tools in contract order") {
   for (auto t : tools) {
     std::string_view n, type;
     REQUIRE(t["name"].get(n) == simdjson::SUCCESS);
-    CHECK(n == kToolOrder[i]);
+    CHECK(n == kContractTools[i]);
     REQUIRE(t["inputSchema"]["type"].get(type) == simdjson::SUCCESS);
     CHECK(type == "object");
     ++i;
@@ -95,10 +95,8 @@ TEST_CASE("lines that are not JSON-RPC request objects get -32600") {
                           R"({"jsonrpc":"1.0","id":8,"method":"ping"})",
                           R"({"jsonrpc":"2.0","id":{"a":1},"method":"ping"})"}) {
     s.send(bad);
-    auto line = s.read_line();
-    REQUIRE(line);
     INFO(bad);
-    CHECK(error_code(*parse_json(*line)) == -32600);
+    CHECK(next_error_code(s) == -32600);
   }
   CHECK(s.request("ping")->root["result"].is_object());
 }
@@ -168,9 +166,7 @@ TEST_CASE("a frame longer than the limit gets -32600 and the stream continues") 
   std::string huge = R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":")" +
                      std::string(100000, 'x') + "\"}}";
   s.send(huge);
-  auto line = s.read_line();
-  REQUIRE(line);
-  CHECK(error_code(*parse_json(*line)) == -32600);
+  CHECK(next_error_code(s) == -32600);
   CHECK(s.request("ping")->root["result"].is_object());
 }
 
