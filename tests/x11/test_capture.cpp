@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "support/harness.h"
@@ -214,4 +215,24 @@ TEST_CASE("with no X server a capture names the display and the next call tries 
   auto again = s.call_tool("screenshot");
   REQUIRE_FALSE(is_error(*again));
   CHECK(image_of(*again).width == 1366);
+}
+
+TEST_CASE("when the X server goes away captures fail cleanly and recover when it returns") {
+  int n = unused_display_number();
+  auto x = std::make_unique<xvfb>(1920, 1080, n);
+  server_process s(x->display());
+  REQUIRE_FALSE(is_error(*s.call_tool("screenshot")));
+  x.reset();  // Xvfb exits; the server's connections break.
+  // Both workers' connections are gone: every capture fails until X is back.
+  for (int i = 0; i < 3; ++i) {
+    auto r = s.call_tool("screenshot");
+    CHECK(is_error(*r));
+  }
+  CHECK(s.request("ping")->root["result"].is_object());
+  x = std::make_unique<xvfb>(1920, 1080, n);
+  for (int i = 0; i < 3; ++i) {
+    auto again = s.call_tool("screenshot");
+    REQUIRE_FALSE(is_error(*again));
+    CHECK(image_of(*again).width == 1366);
+  }
 }
