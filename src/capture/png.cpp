@@ -19,18 +19,6 @@
 namespace cu {
 namespace {
 
-// Strips a parallel encode is cut into: one per capture worker of the
-// 2-core machines this runs on; more only adds seams.
-constexpr int kParallelStrips = 2;
-
-// The SUB filter in place: row[0] is the filter type byte, then RGB bytes.
-// Walking backwards keeps each left neighbour unfiltered until it is used.
-void sub_filter(uint8_t* row, size_t rgb_bytes) {
-  row[0] = 1;
-  uint8_t* p = row + 1;
-  for (size_t i = rgb_bytes; i-- > 3;) p[i] = uint8_t(p[i] - p[i - 3]);
-}
-
 struct spng_ctx_deleter {
   void operator()(spng_ctx* c) const { spng_ctx_free(c); }
 };
@@ -75,6 +63,18 @@ result<byte_buffer> encode_spng(int width, int height, const row_filler& fill_ro
 }
 
 #if CU_HAVE_ISAL
+
+// Strips a parallel encode is cut into: one per capture worker of the
+// 2-core machines this runs on; more only adds seams.
+constexpr int kParallelStrips = 2;
+
+// The SUB filter in place: row[0] is the filter type byte, then RGB bytes.
+// Walking backwards keeps each left neighbour unfiltered until it is used.
+void sub_filter(uint8_t* row, size_t rgb_bytes) {
+  row[0] = 1;
+  uint8_t* p = row + 1;
+  for (size_t i = rgb_bytes; i-- > 3;) p[i] = uint8_t(p[i] - p[i - 3]);
+}
 
 void put_be32(uint8_t* p, uint32_t v) {
   p[0] = uint8_t(v >> 24);
