@@ -6,6 +6,7 @@
 
 #include <csignal>
 
+#include <random>
 #include <set>
 #include <string>
 
@@ -265,4 +266,67 @@ TEST_CASE("requests typed on a terminal are answered") {
   // A terminal has no end of file of its own: stop the server with SIGTERM.
   s.signal(SIGTERM);
   CHECK(s.wait_exit() == 0);
+}
+
+TEST_CASE("a storm of malformed lines gets one error each and never stops the server") {
+  xvfb x;
+  server_process s(x.display());
+  std::mt19937 rng(20261122);
+  auto pick = [&](int n) { return int(rng() % uint32_t(n)); };
+  std::string burst;
+  int expected_errors = 0;
+  std::set<std::string> ping_ids;
+  for (int i = 0; i < 400; ++i) {
+    switch (pick(6)) {
+      case 0: {  // Random bytes, never a newline; a leading '#' keeps it non-blank.
+        std::string junk = "#";
+        for (int k = pick(200); k > 0; --k) {
+          char c = char(pick(256));
+          junk += c == '\n' ? ' ' : c;
+        }
+        burst += junk + "\n";
+        ++expected_errors;
+        break;
+      }
+      case 1:  // Nested deeper than any parser's limit.
+        burst += std::string(5000, '[') + std::string(5000, ']') + "\n";
+        ++expected_errors;
+        break;
+      case 2:  // Invalid UTF-8 inside a string.
+        burst += "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\xfeng\"}\n";
+        ++expected_errors;
+        break;
+      case 3:  // Truncated request.
+        burst += R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":)" "\n";
+        ++expected_errors;
+        break;
+      case 4:  // A valid request with a wrong-typed field: -32602 or -32600.
+        burst += R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":"x"})" "\n";
+        ++expected_errors;
+        break;
+      default: {  // A valid ping that must be answered.
+        std::string id = "\"p" + std::to_string(i) + "\"";
+        ping_ids.insert(id);
+        burst += R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping"})" "\n";
+      }
+    }
+  }
+  s.write_raw(burst);
+  int errors = 0;
+  std::set<std::string> answered;
+  for (size_t n = 0; n < size_t(expected_errors) + ping_ids.size(); ++n) {
+    auto line = s.read_line();
+    REQUIRE(line);
+    auto r = parse_json(*line);
+    simdjson::dom::element id;
+    REQUIRE(r->root["id"].get(id) == simdjson::SUCCESS);
+    if (r->root["error"].is_object()) {
+      ++errors;
+    } else {
+      answered.insert(simdjson::minify(id));
+    }
+  }
+  CHECK(errors == expected_errors);
+  CHECK(answered == ping_ids);
+  CHECK(s.request("ping")->root["result"].is_object());
 }
