@@ -51,14 +51,7 @@ void capture_pool::worker_main(int index) {
       cv_.wait(lock, [&] { return stopping_ || !helpers_.empty() || !queue_.empty(); });
       // Parts of a running job first: someone is waiting for them.
       if (!helpers_.empty()) {
-        helper_task* t = helpers_.front();
-        helpers_.pop_front();
-        t->st = helper_task::state::running;
-        lock.unlock();
-        (*t->run)();
-        lock.lock();
-        t->st = helper_task::state::done;
-        helped_.notify_all();
+        run_helper(helpers_.front(), lock);
         continue;
       }
       if (queue_.empty()) return;
@@ -73,9 +66,15 @@ void capture_pool::worker_main(int index) {
   }
 }
 
-}  // namespace cu
-
-namespace cu {
+void capture_pool::run_helper(helper_task* t, std::unique_lock<std::mutex>& lock) {
+  helpers_.erase(std::find(helpers_.begin(), helpers_.end(), t));
+  t->st = helper_task::state::running;
+  lock.unlock();
+  (*t->run)();
+  lock.lock();
+  t->st = helper_task::state::done;
+  helped_.notify_all();
+}
 
 void capture_pool::run_all(std::span<const std::function<void()>> tasks) {
   if (tasks.empty()) return;
@@ -91,15 +90,8 @@ void capture_pool::run_all(std::span<const std::function<void()>> tasks) {
   tasks[0]();
   for (helper_task& t : parts) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (t.st == helper_task::state::queued) {
-      // Nobody was free to take it: run it here.
-      helpers_.erase(std::find(helpers_.begin(), helpers_.end(), &t));
-      t.st = helper_task::state::running;
-      lock.unlock();
-      (*t.run)();
-      lock.lock();
-      t.st = helper_task::state::done;
-    }
+    // Nobody was free to take it: run it here.
+    if (t.st == helper_task::state::queued) run_helper(&t, lock);
     helped_.wait(lock, [&] { return t.st == helper_task::state::done; });
   }
 }

@@ -69,6 +69,8 @@ class capture_pool final : public task_runner {
   };
 
   void worker_main(int index);
+  // Takes t off the helper queue and runs it; lock is held on entry and exit.
+  void run_helper(helper_task* t, std::unique_lock<std::mutex>& lock);
 
   capture_config config_;
   completion_queue& done_;

@@ -24,6 +24,13 @@ int64_t error_code(const json_line& r) {
   return code;
 }
 
+// The next line the server writes, parsed.
+json_ptr next_json(server_process& s) {
+  auto line = s.read_line();
+  REQUIRE(line);
+  return parse_json(*line);
+}
+
 // The JSON-RPC error code of the next line the server writes.
 int64_t next_error_code(server_process& s) {
   auto line = s.read_line();
@@ -110,9 +117,7 @@ TEST_CASE("an unknown method gets -32601 and notifications get no response") {
   s.send(R"({"jsonrpc":"2.0","id":"a","method":"server/discover"})");
   // The first line out must be the answer to the request: the two
   // notifications before it produced nothing.
-  auto line = s.read_line();
-  REQUIRE(line);
-  auto r = parse_json(*line);
+  auto r = next_json(s);
   std::string_view id;
   REQUIRE(r->root["id"].get(id) == simdjson::SUCCESS);
   CHECK(id == "a");
@@ -245,9 +250,7 @@ TEST_CASE("a capture cancelled before it completes gets no response") {
   // A screenshot started after the cancelled one is answered; the cancelled
   // one never is.
   s.write_raw(R"({"jsonrpc":"2.0","id":"next","method":"tools/call","params":{"name":"screenshot"}})" "\n");
-  auto line = s.read_line();
-  REQUIRE(line);
-  auto r = parse_json(*line);
+  auto r = next_json(s);
   std::string_view id;
   REQUIRE(r->root["id"].get(id) == simdjson::SUCCESS);
   CHECK(id == "next");
