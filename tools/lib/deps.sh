@@ -5,9 +5,12 @@
 # Packages per purpose. isa-l is optional for the build but is what makes
 # captures fast, so it is installed with the rest.
 CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev
-  libisal-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev"
+  libisal-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev libxkbcommon-dev
+  libxkbcommon-x11-dev"
 CU_PKGS_DISPLAY="xvfb x11-utils"
-CU_PKGS_TEST="catch2 xvfb"
+# xterm is the real program the typing tests type into (fonts from
+# xfonts-base); setxkbmap (x11-xkb-utils) switches the layout to German.
+CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils"
 
 cu_missing_packages() {
   local p missing=()

@@ -1,0 +1,228 @@
+#include "input/keys.h"
+
+#include <xkbcommon/xkbcommon.h>
+
+#include <cctype>
+
+namespace cu {
+namespace {
+
+struct alias {
+  std::string_view name;  // Lower case.
+  keysym_t sym;
+};
+
+// Names models and people use that are not X keysym names, or that X spells
+// differently. Matched case-insensitively before the keysym names. "meta",
+// "cmd" and "win" mean the key browsers call metaKey: Super on X.
+constexpr alias kAliases[] = {
+    {"enter", XKB_KEY_Return},       {"return", XKB_KEY_Return},
+    {"esc", XKB_KEY_Escape},         {"escape", XKB_KEY_Escape},
+    {"ctrl", XKB_KEY_Control_L},     {"control", XKB_KEY_Control_L},
+    {"lctrl", XKB_KEY_Control_L},    {"rctrl", XKB_KEY_Control_R},
+    {"alt", XKB_KEY_Alt_L},          {"option", XKB_KEY_Alt_L},
+    {"opt", XKB_KEY_Alt_L},          {"lalt", XKB_KEY_Alt_L},
+    {"ralt", XKB_KEY_Alt_R},         {"altgr", XKB_KEY_ISO_Level3_Shift},
+    {"shift", XKB_KEY_Shift_L},      {"lshift", XKB_KEY_Shift_L},
+    {"rshift", XKB_KEY_Shift_R},     {"super", XKB_KEY_Super_L},
+    {"cmd", XKB_KEY_Super_L},        {"command", XKB_KEY_Super_L},
+    {"win", XKB_KEY_Super_L},        {"windows", XKB_KEY_Super_L},
+    {"meta", XKB_KEY_Super_L},       {"pgup", XKB_KEY_Prior},
+    {"pageup", XKB_KEY_Prior},       {"page_up", XKB_KEY_Prior},
+    {"pgdn", XKB_KEY_Next},          {"pagedown", XKB_KEY_Next},
+    {"page_down", XKB_KEY_Next},     {"del", XKB_KEY_Delete},
+    {"delete", XKB_KEY_Delete},      {"backspace", XKB_KEY_BackSpace},
+    {"bksp", XKB_KEY_BackSpace},     {"ins", XKB_KEY_Insert},
+    {"tab", XKB_KEY_Tab},            {"space", XKB_KEY_space},
+    {"spacebar", XKB_KEY_space},     {"up", XKB_KEY_Up},
+    {"down", XKB_KEY_Down},          {"left", XKB_KEY_Left},
+    {"right", XKB_KEY_Right},        {"arrowup", XKB_KEY_Up},
+    {"arrowdown", XKB_KEY_Down},     {"arrowleft", XKB_KEY_Left},
+    {"arrowright", XKB_KEY_Right},   {"capslock", XKB_KEY_Caps_Lock},
+    {"numlock", XKB_KEY_Num_Lock},   {"printscreen", XKB_KEY_Print},
+    {"prtsc", XKB_KEY_Print},        {"context_menu", XKB_KEY_Menu},
+};
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  out.append(s);
+  out += '"';
+  return out;
+}
+
+error bad_key(std::string_view what, std::string_view text) {
+  std::string msg = "Invalid argument \"text\": ";
+  msg.append(what);
+  msg += " in ";
+  msg += quoted(text);
+  msg += "; expected key names joined by '+', e.g. \"ctrl+s\", \"alt+Tab\" or \"Return\"";
+  return make_error(errc::invalid_argument, std::move(msg));
+}
+
+}  // namespace
+
+bool next_code_point(std::string_view s, size_t* i, char32_t* out) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  size_t p = *i;
+  unsigned char b0 = byte(p);
+  size_t len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xe ? 3 : (b0 >> 3) == 0x1e ? 4 : 0;
+  if (len == 0 || p + len > s.size()) return false;
+  char32_t cp = len == 1 ? b0 : len == 2 ? (b0 & 0x1f) : len == 3 ? (b0 & 0x0f) : (b0 & 0x07);
+  for (size_t k = 1; k < len; ++k) {
+    if ((byte(p + k) & 0xc0) != 0x80) return false;
+    cp = (cp << 6) | (byte(p + k) & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are not characters.
+  static constexpr char32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+  *out = cp;
+  *i = p + len;
+  return true;
+}
+
+result<keysym_t> parse_key_name(std::string_view name) {
+  if (name.empty()) return make_error(errc::invalid_argument, "empty key name");
+  for (const alias& a : kAliases) {
+    if (iequals(name, a.name)) return a.sym;
+  }
+  // A single character names the key that types it; case matters here, as
+  // in xdotool: "A" is shift+a.
+  size_t i = 0;
+  char32_t cp = 0;
+  if (next_code_point(name, &i, &cp) && i == name.size()) {
+    if (keysym_t sym = xkb_utf32_to_keysym(cp); sym != XKB_KEY_NoSymbol && cp >= 0x20) {
+      return sym;
+    }
+  }
+  std::string z(name);
+  keysym_t sym = xkb_keysym_from_name(z.c_str(), XKB_KEYSYM_NO_FLAGS);
+  if (sym == XKB_KEY_NoSymbol) sym = xkb_keysym_from_name(z.c_str(), XKB_KEYSYM_CASE_INSENSITIVE);
+  if (sym == XKB_KEY_NoSymbol) {
+    return make_error(errc::invalid_argument, "unknown key " + quoted(name));
+  }
+  return sym;
+}
+
+result<std::vector<key_chord>> parse_key_sequence(std::string_view text) {
+  std::vector<key_chord> chords;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    while (pos < text.size() && is_space(text[pos])) ++pos;
+    size_t end = pos;
+    while (end < text.size() && !is_space(text[end])) ++end;
+    if (end == pos) break;
+    std::string_view word = text.substr(pos, end - pos);
+    pos = end;
+
+    // Split on '+'; an empty name followed by another empty one (or a lone
+    // "+") is the plus key itself.
+    std::vector<std::string_view> parts;
+    size_t start = 0;
+    for (size_t k = 0; k <= word.size(); ++k) {
+      if (k == word.size() || word[k] == '+') {
+        parts.push_back(word.substr(start, k - start));
+        start = k + 1;
+      }
+    }
+    key_chord chord;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k].empty()) {
+        if (k + 1 < parts.size() && parts[k + 1].empty()) {
+          chord.keys.push_back(XKB_KEY_plus);
+          ++k;
+          continue;
+        }
+        return bad_key("an empty key name", text);
+      }
+      auto sym = parse_key_name(parts[k]);
+      if (!sym) return bad_key(sym.err().message, text);
+      chord.keys.push_back(*sym);
+    }
+    chords.push_back(std::move(chord));
+  }
+  if (chords.empty()) return bad_key("no key", text);
+  return chords;
+}
+
+bool is_modifier_keysym(keysym_t sym) {
+  switch (sym) {
+    case XKB_KEY_Shift_L:
+    case XKB_KEY_Shift_R:
+    case XKB_KEY_Control_L:
+    case XKB_KEY_Control_R:
+    case XKB_KEY_Alt_L:
+    case XKB_KEY_Alt_R:
+    case XKB_KEY_Meta_L:
+    case XKB_KEY_Meta_R:
+    case XKB_KEY_Super_L:
+    case XKB_KEY_Super_R:
+    case XKB_KEY_Hyper_L:
+    case XKB_KEY_Hyper_R:
+    case XKB_KEY_ISO_Level3_Shift:
+    case XKB_KEY_ISO_Level5_Shift:
+    case XKB_KEY_Mode_switch:
+      return true;
+    default:
+      return false;
+  }
+}
+
+result<std::vector<typed_char>> keystrokes_for_text(std::string_view utf8, size_t* characters) {
+  std::vector<typed_char> out;
+  out.reserve(utf8.size());
+  size_t count = 0;
+  size_t i = 0;
+  while (i < utf8.size()) {
+    char32_t cp = 0;
+    if (!next_code_point(utf8, &i, &cp)) {
+      return make_error(errc::invalid_argument,
+                        "Invalid argument \"text\": expected UTF-8 text, got a malformed byte "
+                        "sequence at byte " + std::to_string(i));
+    }
+    ++count;
+    if (cp == '\r') {
+      // "\r\n" is one line break, typed once.
+      if (i < utf8.size() && utf8[i] == '\n') continue;
+      cp = '\n';
+    }
+    keysym_t sym = 0;
+    if (cp == '\n') {
+      sym = XKB_KEY_Return;
+    } else if (cp == '\t') {
+      sym = XKB_KEY_Tab;
+    } else if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+      char hex[16];
+      snprintf(hex, sizeof hex, "U+%04X", unsigned(cp));
+      return make_error(errc::invalid_argument,
+                        std::string("Invalid argument \"text\": control character ") + hex +
+                            " cannot be typed (use the key tool for keys such as Escape)");
+    } else {
+      sym = xkb_utf32_to_keysym(cp);
+    }
+    if (sym == XKB_KEY_NoSymbol) {
+      char hex[16];
+      snprintf(hex, sizeof hex, "U+%04X", unsigned(cp));
+      return make_error(errc::invalid_argument,
+                        std::string("Invalid argument \"text\": character ") + hex +
+                            " has no keysym");
+    }
+    out.push_back({sym, cp});
+  }
+  *characters = count;
+  return out;
+}
+
+}  // namespace cu
