@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "config.h"
+#include "input/guard.h"
 #include "protocol/server.h"
 #include "util/config.h"
 #include "util/lock.h"
@@ -30,6 +31,8 @@ void usage(FILE* f) {
       "  CU_SCREENSHOT_DELAY   settle seconds before a capture that follows input (default 2.0)\n"
       "  CU_MAX_FRAME_BYTES    longest accepted request line (default 67108864)\n"
       "  CU_CAPTURE_WORKERS    capture threads (default: one per core, at least 2)\n"
+      "  CU_TYPE_DELAY_MS      pause after each typed character (default 12; 0 off)\n"
+      "  CU_INPUT_GUARD        0 disables the process that releases input if we are killed\n"
       "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n",
       f);
 }
@@ -56,6 +59,11 @@ int main(int argc, char** argv) {
   // with keys still held.
   signal(SIGPIPE, SIG_IGN);
 
+  // The guard forks, so it starts before any thread exists, and before the
+  // lock, whose descriptor it must not inherit.
+  cu::input_guard guard;
+  if (cfg.input_guard) guard = cu::input_guard::start(cfg.display);
+
   auto lock = cu::acquire_instance_lock(cfg.lock_path);
   if (!lock) {
     cu::log(cu::log_level::error, "%s", lock.err().message.c_str());
@@ -64,7 +72,7 @@ int main(int argc, char** argv) {
 
   uv_loop_t* loop = uv_default_loop();
   {
-    cu::server s(loop, cfg);
+    cu::server s(loop, cfg, std::move(guard));
     if (int err = s.start()) {
       cu::log(cu::log_level::error, "cannot set up stdio: %s", uv_strerror(err));
       return 1;

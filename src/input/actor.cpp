@@ -1,24 +1,35 @@
 #include "input/actor.h"
 
+#include <algorithm>
+#include <cstdio>
+
+#include "util/log.h"
+
 namespace cu {
+namespace {
 
-result<xcb_connection_t*> input_context::connection() {
-  if (conn_ && !xcb_connection_has_error(conn_.get())) return conn_.get();
-  conn_.reset();
-  int screen = 0;
-  auto c = x11_connect(display_, &screen);
-  if (!c) return c.take_error();
-  conn_ = std::move(*c);
-  return conn_.get();
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             clock_type::now().time_since_epoch())
+      .count();
 }
 
-void input_context::release_all() {
-  // The input issue fills this in together with the held-state bookkeeping;
-  // until then the actor never presses anything, so nothing can be held.
+std::string seconds_text(clock_type::duration d) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f", std::chrono::duration<double>(d).count());
+  return buf;
 }
 
-input_actor::input_actor(std::string display, completion_queue& done)
-    : ctx_(std::move(display)), done_(done), thread_(&input_actor::thread_main, this) {}
+}  // namespace
+
+input_actor::input_actor(input_config cfg, input_guard guard, completion_queue& done)
+    : cfg_(std::move(cfg)),
+      ctx_(cfg_.display, std::move(guard), cfg_.type_delay_ms),
+      done_(done),
+      last_activity_ns_(now_ns()) {
+  ctx_.wait_until = [this](clock_type::time_point t) { return serve_until(t); };
+  thread_ = std::thread(&input_actor::thread_main, this);
+}
 
 input_actor::~input_actor() { stop(); }
 
@@ -30,6 +41,26 @@ void input_actor::post(input_job job) {
   cv_.notify_one();
 }
 
+void input_actor::cancel(uint64_t seq) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(mailbox_.begin(), mailbox_.end(),
+                           [&](const input_job& j) { return j.seq == seq && j.run; });
+    if (it != mailbox_.end()) {
+      // Never started: nothing to undo.
+      mailbox_.erase(it);
+      done_.push(completion{seq, std::string(), std::nullopt, false});
+      return;
+    }
+    cancels_.push_back(seq);
+  }
+  cv_.notify_one();
+}
+
+void input_actor::end_holds() { post(input_job{}); }
+
+void input_actor::note_activity() { last_activity_ns_.store(now_ns(), std::memory_order_relaxed); }
+
 void input_actor::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -39,22 +70,151 @@ void input_actor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void input_actor::thread_main() {
-  for (;;) {
-    input_job job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !mailbox_.empty(); });
-      if (mailbox_.empty()) break;
-      job = std::move(mailbox_.front());
-      mailbox_.pop_front();
-    }
-    completion c;
-    c.seq = job.seq;
-    c.was_input = true;
-    c.line = render_tool_response(job.id_json, job.run(ctx_));
-    done_.push(std::move(c));
+void input_actor::complete(uint64_t seq, std::string line) {
+  completion c;
+  c.seq = seq;
+  c.line = std::move(line);
+  c.was_input = true;
+  done_.push(std::move(c));
+}
+
+clock_type::time_point input_actor::next_deadline() const {
+  auto t = clock_type::time_point::max();
+  for (const hold& h : holds_) t = std::min(t, h.until);
+  if (auto r = ctx_.restore_due()) t = std::min(t, *r);
+  if (cfg_.idle_release_secs > 0 && ctx_.holds_anything()) {
+    auto last = clock_type::time_point(
+        std::chrono::nanoseconds(last_activity_ns_.load(std::memory_order_relaxed)));
+    t = std::min(t, last + std::chrono::duration_cast<clock_type::duration>(
+                               std::chrono::duration<double>(cfg_.idle_release_secs)));
   }
+  return t;
+}
+
+void input_actor::finish_hold(hold& h, bool early) {
+  ctx_.release_keys(h.keys);
+  ctx_.sync();
+  if (early) {
+    h.result = tool_result::failure("hold_key ended early after " +
+                                    seconds_text(clock_type::now() - h.started) +
+                                    "s: the server is stopping; the keys are released");
+  }
+  complete(h.seq, render_tool_response(h.id_json, h.result));
+}
+
+bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
+  std::vector<uint64_t> cancels;
+  cancels.swap(cancels_);
+  lock.unlock();
+  bool stop_running = false;
+  for (uint64_t seq : cancels) {
+    if (seq == running_seq_ && running_seq_ != 0) {
+      running_cancelled_ = true;
+      stop_running = true;
+      continue;
+    }
+    auto it = std::find_if(holds_.begin(), holds_.end(), [&](const hold& h) { return h.seq == seq; });
+    if (it != holds_.end()) {
+      ctx_.release_keys(it->keys);
+      ctx_.sync();
+      complete(seq, std::string());
+      holds_.erase(it);
+    }
+  }
+  auto now = clock_type::now();
+  for (size_t i = 0; i < holds_.size();) {
+    if (holds_[i].until <= now) {
+      finish_hold(holds_[i], false);
+      holds_.erase(holds_.begin() + ptrdiff_t(i));
+    } else {
+      ++i;
+    }
+  }
+  if (running_seq_ == 0) {
+    if (auto r = ctx_.restore_due(); r && *r <= now) ctx_.restore_borrowed();
+    if (cfg_.idle_release_secs > 0 && ctx_.holds_anything()) {
+      auto last = clock_type::time_point(
+          std::chrono::nanoseconds(last_activity_ns_.load(std::memory_order_relaxed)));
+      if (now - last >= std::chrono::duration<double>(cfg_.idle_release_secs)) {
+        log(log_level::info, "no request for %gs: releasing held input", cfg_.idle_release_secs);
+        ctx_.release_all();
+      }
+    }
+  }
+  lock.lock();
+  return stop_running || running_cancelled_;
+}
+
+bool input_actor::serve_until(clock_type::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (serve_once(lock)) return false;
+    if (stopping_ && running_cancelled_) return false;
+    if (clock_type::now() >= deadline) return true;
+    auto wake = deadline;
+    for (const hold& h : holds_) wake = std::min(wake, h.until);
+    cv_.wait_until(lock, wake, [&] { return !cancels_.empty(); });
+  }
+}
+
+void input_actor::run_job(input_job& job) {
+  if (!job.run) {
+    // end_holds: stdin is closed, so nothing held may outlast the answers.
+    for (hold& h : holds_) finish_hold(h, true);
+    holds_.clear();
+    ctx_.release_all();
+    return;
+  }
+  running_seq_ = job.seq;
+  running_cancelled_ = false;
+  job_control ctl;
+  tool_result r = job.run(ctx_, ctl);
+  bool cancelled = running_cancelled_;
+  running_seq_ = 0;
+  running_cancelled_ = false;
+  if (cancelled) {
+    ctx_.release_keys(ctl.held_keys);
+    ctx_.sync();
+    complete(job.seq, std::string());
+    return;
+  }
+  if (ctl.answer_at) {
+    holds_.push_back(hold{job.seq, std::move(job.id_json), clock_type::now(), *ctl.answer_at,
+                          std::move(ctl.held_keys), std::move(r)});
+    return;
+  }
+  complete(job.seq, render_tool_response(job.id_json, r));
+}
+
+void input_actor::thread_main() {
+  // Connect at once, so a button a crashed predecessor left down is
+  // released at start-up rather than at the first call.
+  if (auto c = ctx_.connection(); !c) {
+    log(log_level::warn, "input: %s (will retry on the first input call)", c.err().message.c_str());
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    serve_once(lock);
+    if (!mailbox_.empty()) {
+      input_job job = std::move(mailbox_.front());
+      mailbox_.pop_front();
+      lock.unlock();
+      run_job(job);
+      lock.lock();
+      continue;
+    }
+    if (stopping_) break;
+    auto deadline = next_deadline();
+    auto pred = [&] { return stopping_ || !mailbox_.empty() || !cancels_.empty(); };
+    if (deadline == clock_type::time_point::max()) {
+      cv_.wait(lock, pred);
+    } else {
+      cv_.wait_until(lock, deadline, pred);
+    }
+  }
+  lock.unlock();
+  for (hold& h : holds_) finish_hold(h, true);
+  holds_.clear();
   ctx_.release_all();
 }
 

@@ -1,69 +1,112 @@
-// Owns: the input actor thread, its mailbox, its X connection and all held
-// input state. Every pointer and keyboard action is serialized here, so no
-// two callers' gestures interleave and nothing is pressed behind its back.
-// Thread affinity: post() and stop() from the loop thread; jobs run on the
-// actor thread, the only thread that touches its connection.
+// Owns: the input actor thread, its mailbox, its timers (hold_key releases,
+// the idle release, restoring borrowed keycodes) and, through its
+// input_context, the X connection and all held input. Every pointer and
+// keyboard action is serialized here, so no two callers' gestures
+// interleave and nothing is pressed behind the actor's back; a hold is a
+// timer, not a sleeping thread, so other input goes on while it lasts.
+// Thread affinity: post(), cancel(), end_holds(), note_activity() and stop()
+// from the loop thread; jobs and timers run on the actor thread.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_set>
+#include <vector>
 
+#include "input/context.h"
+#include "input/guard.h"
 #include "protocol/completion_queue.h"
 #include "protocol/tool_result.h"
-#include "util/result.h"
-#include "x11/connection.h"
 
 namespace cu {
 
-// What an input job may use; lives on the actor thread.
-class input_context {
- public:
-  explicit input_context(std::string display) : display_(std::move(display)) {}
-
-  // The actor's connection, opened (again) when needed.
-  result<xcb_connection_t*> connection();
-
-  // Releases every key and button this server holds. Safe to call when
-  // nothing is held or the display is gone.
-  void release_all();
-
- private:
-  std::string display_;
-  xcb_ptr conn_;
+// What a job may ask of the actor besides its result.
+struct job_control {
+  // hold_key: answer at this time instead of now, releasing held_keys then
+  // (or at once on cancellation, stdin EOF or a signal).
+  std::optional<clock_type::time_point> answer_at;
+  std::vector<uint8_t> held_keys;
 };
 
 struct input_job {
   uint64_t seq = 0;
   std::string id_json;
-  std::function<tool_result(input_context&)> run;
+  std::function<tool_result(input_context&, job_control&)> run;
+};
+
+struct input_config {
+  std::string display;
+  double idle_release_secs = 300;  // 0: never.
+  double type_delay_ms = 12;
 };
 
 class input_actor {
  public:
-  input_actor(std::string display, completion_queue& done);
+  input_actor(input_config cfg, input_guard guard, completion_queue& done);
   ~input_actor();
   input_actor(const input_actor&) = delete;
   input_actor& operator=(const input_actor&) = delete;
 
   void post(input_job job);
 
+  // Stops request seq: a queued job is dropped, a running one stops at its
+  // next pause, a hold releases its keys at once. Its completion carries an
+  // empty line (the server sends nothing for a cancelled request).
+  void cancel(uint64_t seq);
+
+  // After the jobs already queued: releases everything held and ends every
+  // hold early (stdin reached EOF).
+  void end_holds();
+
+  // A request arrived; the idle release counts from the latest one.
+  void note_activity();
+
   // Runs the queued jobs, releases everything held, and joins. Idempotent.
   void stop();
 
  private:
-  void thread_main();
+  struct hold {
+    uint64_t seq;
+    std::string id_json;
+    clock_type::time_point started, until;
+    std::vector<uint8_t> keys;
+    tool_result result;
+  };
 
+  void thread_main();
+  void run_job(input_job& job);
+  // Serves cancellations and due timers until the deadline; false when the
+  // running job must stop. Actor thread; used as the context's wait_until.
+  bool serve_until(clock_type::time_point deadline);
+  // Cancellations and due timers; true when the running job was cancelled.
+  bool serve_once(std::unique_lock<std::mutex>& lock);
+  clock_type::time_point next_deadline() const;
+  void finish_hold(hold& h, bool early);
+  void complete(uint64_t seq, std::string line);
+
+  input_config cfg_;
   input_context ctx_;
   completion_queue& done_;
-  std::mutex mu_;
+
+  std::mutex mu_;  // Guards mailbox_, cancels_, end_holds_ and stopping_.
   std::condition_variable cv_;
-  std::deque<input_job> mailbox_;
+  std::deque<input_job> mailbox_;  // A job with seq 0 and no run is end_holds.
+  std::vector<uint64_t> cancels_;
   bool stopping_ = false;
+  std::atomic<int64_t> last_activity_ns_;
+
+  // Actor thread only.
+  std::vector<hold> holds_;
+  uint64_t running_seq_ = 0;
+  bool running_cancelled_ = false;
   std::thread thread_;
 };
 

@@ -39,8 +39,9 @@ class loop_tool_call final : public tool_call {
     s_.submit_capture(seq_, std::move(job));
   }
 
-  void input(std::function<tool_result(input_context&)> run) override {
+  void input(std::function<tool_result(input_context&, job_control&)> run) override {
     done_ = true;
+    s_.inflight_[seq_].on_actor = true;
     s_.actor_.post(input_job{seq_, std::string(id_json_), std::move(run)});
   }
 
@@ -74,7 +75,7 @@ bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_u
 
 }  // namespace
 
-server::server(uv_loop_t* loop, config cfg)
+server::server(uv_loop_t* loop, config cfg, input_guard guard)
     : loop_(loop),
       cfg_(std::move(cfg)),
       splitter_(cfg_.max_frame_bytes),
@@ -85,7 +86,8 @@ server::server(uv_loop_t* loop, config cfg)
       out_(loop, [this](int) { begin_stop(stop_reason::broken_pipe); }),
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers}, completions_),
-      actor_(cfg_.display, completions_) {
+      actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
+             std::move(guard), completions_) {
   empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
 }
 
@@ -139,6 +141,7 @@ void server::on_stdin_end(int status) {
 
 void server::on_frame(std::string_view line) {
   if (stopping_) return;
+  actor_.note_activity();
   // The parser keeps buffers as large as the largest document it has seen;
   // after a huge frame (a long write_clipboard, say), give that memory back.
   if (parser_.capacity() > kParserKeepBytes && line.size() <= kParserKeepBytes) {
@@ -348,6 +351,10 @@ void server::cancel(std::string_view id_json) {
                [](uv_handle_t* h) { delete static_cast<settle_wait*>(h->data); });
       f.settle = nullptr;
       complete(seq, std::string());
+    } else if (f.on_actor) {
+      // The actor stops it (a hold releases its keys at once) and sends
+      // back an empty completion, which ends the request silently.
+      actor_.cancel(seq);
     }
     return;  // complete() may have changed the table; ids are unique anyway.
   }
@@ -360,7 +367,11 @@ void server::begin_stop(stop_reason why) {
     stopping_ = true;
     in_.stop();
   }
-  if (why != stop_reason::eof) {
+  if (why == stop_reason::eof) {
+    // Nobody can ask for a release any more: end holds now rather than at
+    // their deadlines (they still answer, early).
+    actor_.end_holds();
+  } else {
     // Nobody will read the answers, or we were told to stop now: drop them.
     std::vector<std::string> ids;
     for (auto& [seq, f] : inflight_) {

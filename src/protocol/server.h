@@ -19,6 +19,7 @@
 #include "capture/geometry.h"
 #include "capture/pool.h"
 #include "input/actor.h"
+#include "input/guard.h"
 #include "protocol/completion_queue.h"
 #include "protocol/frame_splitter.h"
 #include "protocol/stdio.h"
@@ -33,7 +34,8 @@ extern const char* const kProtocolVersions[4];
 
 class server {
  public:
-  server(uv_loop_t* loop, config cfg);
+  // guard: the input guard started before any thread (possibly inactive).
+  server(uv_loop_t* loop, config cfg, input_guard guard);
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
@@ -48,6 +50,7 @@ class server {
     std::string id_json;
     bool cancelled = false;
     uv_timer_t* settle = nullptr;  // Pending CU_SCREENSHOT_DELAY wait, if any.
+    bool on_actor = false;         // Handed to the input actor.
   };
   enum class stop_reason { eof, signal, broken_pipe };
 

@@ -1,6 +1,7 @@
 #include "tools/args.h"
 
 #include <cmath>
+#include <cstdio>
 
 namespace cu {
 
@@ -114,6 +115,72 @@ result<std::array<double, 2>> arg_coordinate(simdjson::dom::object args, std::st
     ++i;
   }
   return out;
+}
+
+result<std::optional<std::array<double, 2>>> arg_optional_coordinate(simdjson::dom::object args,
+                                                                     std::string_view name) {
+  if (!lookup(args, name)) return std::optional<std::array<double, 2>>();
+  auto c = arg_coordinate(args, name);
+  if (!c) return c.take_error();
+  return std::optional<std::array<double, 2>>(*c);
+}
+
+result<int64_t> arg_integer(simdjson::dom::object args, std::string_view name, int64_t min,
+                            int64_t max, std::optional<int64_t> fallback) {
+  std::string expected =
+      "an integer from " + std::to_string(min) + " to " + std::to_string(max);
+  auto e = lookup(args, name);
+  if (!e) {
+    if (fallback) return *fallback;
+    return missing(name, expected);
+  }
+  double d = 0;
+  if (!as_number(*e, &d)) return invalid_argument(name, expected, type_name(*e));
+  if (d != std::floor(d)) return invalid_argument(name, expected, "a fraction");
+  if (d < double(min) || d > double(max)) {
+    char got[64];
+    snprintf(got, sizeof got, "%.17g", d);
+    return invalid_argument(name, expected, got);
+  }
+  return int64_t(d);
+}
+
+result<double> arg_number(simdjson::dom::object args, std::string_view name, double min,
+                          bool min_exclusive, double max) {
+  char expected[96];
+  snprintf(expected, sizeof expected, "a number %s %g and at most %g",
+           min_exclusive ? "greater than" : "of at least", min, max);
+  auto e = lookup(args, name);
+  if (!e) return missing(name, expected);
+  double d = 0;
+  if (!as_number(*e, &d)) return invalid_argument(name, expected, type_name(*e));
+  if (d < min || (min_exclusive && d == min) || d > max) {
+    char got[64];
+    snprintf(got, sizeof got, "%.17g", d);
+    return invalid_argument(name, expected, got);
+  }
+  return d;
+}
+
+result<std::string_view> arg_choice(simdjson::dom::object args, std::string_view name,
+                                    std::initializer_list<std::string_view> choices) {
+  std::string expected = "one of";
+  for (std::string_view c : choices) {
+    expected += expected.size() > 6 ? ", \"" : " \"";
+    expected.append(c);
+    expected += '"';
+  }
+  auto e = lookup(args, name);
+  if (!e) return missing(name, expected);
+  if (!e->is_string()) return invalid_argument(name, expected, type_name(*e));
+  std::string_view v = *e;
+  for (std::string_view c : choices) {
+    if (v == c) return v;
+  }
+  std::string got = "\"";
+  got.append(v.substr(0, 64));
+  got += '"';
+  return invalid_argument(name, expected, got);
 }
 
 }  // namespace cu

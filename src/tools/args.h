@@ -6,6 +6,8 @@
 #include <simdjson.h>
 
 #include <array>
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +28,23 @@ result<std::array<int, 4>> arg_region(simdjson::dom::object args, std::string_vi
 
 // A required [x, y] pair of finite numbers.
 result<std::array<double, 2>> arg_coordinate(simdjson::dom::object args, std::string_view name);
+
+// An optional [x, y] pair: nothing when absent or null.
+result<std::optional<std::array<double, 2>>> arg_optional_coordinate(simdjson::dom::object args,
+                                                                     std::string_view name);
+
+// An integer in [min, max] (integral floats such as 3.0 count); fallback
+// when absent or null, and required when there is no fallback.
+result<int64_t> arg_integer(simdjson::dom::object args, std::string_view name, int64_t min,
+                            int64_t max, std::optional<int64_t> fallback = std::nullopt);
+
+// A required finite number in (min, max] when min_exclusive, else [min, max].
+result<double> arg_number(simdjson::dom::object args, std::string_view name, double min,
+                          bool min_exclusive, double max);
+
+// A required string that is one of choices.
+result<std::string_view> arg_choice(simdjson::dom::object args, std::string_view name,
+                                    std::initializer_list<std::string_view> choices);
 
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,

@@ -12,6 +12,22 @@ class tool_call;
 void handle_screenshot(tool_call& call);
 void handle_zoom(tool_call& call);
 
+// input_tools.cpp
+void handle_left_click(tool_call& call);
+void handle_right_click(tool_call& call);
+void handle_middle_click(tool_call& call);
+void handle_double_click(tool_call& call);
+void handle_triple_click(tool_call& call);
+void handle_mouse_move(tool_call& call);
+void handle_left_click_drag(tool_call& call);
+void handle_scroll(tool_call& call);
+void handle_left_mouse_down(tool_call& call);
+void handle_left_mouse_up(tool_call& call);
+void handle_type(tool_call& call);
+void handle_key(tool_call& call);
+void handle_hold_key(tool_call& call);
+void handle_cursor_position(tool_call& call);
+
 // pending.cpp: tools declared in the registry whose bodies are not in this
 // build yet; they answer an isError result that says so.
 void handle_not_available(tool_call& call);

@@ -47,24 +47,24 @@ const std::array<tool_def, 24> kComputerTools = {{
      executor::capture, kReadOnly, 0, handle_zoom},
     {"left_click", "Left click",
      "Click the left mouse button at a coordinate, optionally holding modifier keys.",
-     kClickSchema, executor::input, kInput, 0, handle_not_available},
+     kClickSchema, executor::input, kInput, 0, handle_left_click},
     {"right_click", "Right click",
      "Click the right mouse button at a coordinate, optionally holding modifier keys.",
-     kClickSchema, executor::input, kInput, 0, handle_not_available},
+     kClickSchema, executor::input, kInput, 0, handle_right_click},
     {"middle_click", "Middle click",
      "Click the middle mouse button at a coordinate, optionally holding modifier keys.",
-     kClickSchema, executor::input, kInput, 0, handle_not_available},
+     kClickSchema, executor::input, kInput, 0, handle_middle_click},
     {"double_click", "Double click",
      "Double-click the left mouse button at a coordinate, optionally holding modifier keys.",
-     kClickSchema, executor::input, kInput, 0, handle_not_available},
+     kClickSchema, executor::input, kInput, 0, handle_double_click},
     {"triple_click", "Triple click",
      "Triple-click the left mouse button at a coordinate (selects a line or paragraph), "
      "optionally holding modifier keys.",
-     kClickSchema, executor::input, kInput, 0, handle_not_available},
+     kClickSchema, executor::input, kInput, 0, handle_triple_click},
     {"mouse_move", "Move the pointer", "Move the mouse pointer to a coordinate.",
      R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
          "Where to move") R"(},"required":["coordinate"]})",
-     executor::input, kInputIdempotent, 0, handle_not_available},
+     executor::input, kInputIdempotent, 0, handle_mouse_move},
     {"left_click_drag", "Drag",
      "Press the left button at start_coordinate (default: the current pointer position), "
      "move to coordinate and release there.",
@@ -72,39 +72,39 @@ const std::array<tool_def, 24> kComputerTools = {{
          "Where to release") R"(,"start_coordinate":)" CU_COORDINATE(
              "Where to press (default: the current pointer position)") R"(},)"
      R"("required":["coordinate"]})",
-     executor::input, kInput, 0, handle_not_available},
+     executor::input, kInput, 0, handle_left_click_drag},
     {"scroll", "Scroll",
      "Scroll at a coordinate: scroll_amount wheel clicks in scroll_direction, optionally "
      "holding modifier keys.",
      R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
          "Where to scroll") R"(,"scroll_direction":{"type":"string","enum":["up","down",)"
-     R"("left","right"]},"scroll_amount":{"type":"integer","minimum":1,"description":)"
-     R"("Number of wheel clicks."},"text":)" CU_MODIFIERS R"(},)"
+     R"("left","right"]},"scroll_amount":{"type":"integer","minimum":1,"maximum":1000,)"
+     R"("description":"Number of wheel clicks."},"text":)" CU_MODIFIERS R"(},)"
      R"("required":["coordinate","scroll_direction","scroll_amount"]})",
-     executor::input, kInput, 0, handle_not_available},
+     executor::input, kInput, 0, handle_scroll},
     {"left_mouse_down", "Press the left button",
      "Press and hold the left mouse button, at a coordinate or where the pointer is. It "
      "stays down across calls until left_mouse_up (or the idle release).",
      R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
          "Where to press (default: the current pointer position)") R"(}})",
-     executor::input, kInput, 0, handle_not_available},
+     executor::input, kInput, 0, handle_left_mouse_down},
     {"left_mouse_up", "Release the left button",
      "Release the left mouse button held by left_mouse_down, at a coordinate or where the "
      "pointer is.",
      R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
          "Where to release (default: the current pointer position)") R"(}})",
-     executor::input, kInput, 0, handle_not_available},
+     executor::input, kInput, 0, handle_left_mouse_up},
     {"type", "Type text", "Type a string of text at the keyboard focus, any Unicode included.",
      R"({"type":"object","properties":{"text":{"type":"string","description":"The text to type."}},)"
      R"("required":["text"]})",
-     executor::input, kInput, 0, handle_not_available},
+     executor::input, kInput, 0, handle_type},
     {"key", "Press keys",
      "Press a key or chord in xdotool syntax, e.g. 'Return', 'ctrl+s', 'alt+Tab', "
      "optionally repeated.",
      R"({"type":"object","properties":{"text":{"type":"string","description":"Key or chord,)"
-     R"( keysym names joined by '+'."},"repeat":{"type":"integer","minimum":1,"default":1,)"
+     R"( keysym names joined by '+'."},"repeat":{"type":"integer","minimum":1,"maximum":1000,"default":1,)"
      R"("description":"How many times to press it."}},"required":["text"]})",
-     executor::input, kInput, 0, handle_not_available},
+     executor::input, kInput, 0, handle_key},
     {"hold_key", "Hold keys",
      "Hold a key or chord down for a duration in seconds, then release it. Other requests "
      "are answered meanwhile.",
@@ -112,7 +112,7 @@ const std::array<tool_def, 24> kComputerTools = {{
      R"( keysym names joined by '+'."},"duration":{"type":"number","exclusiveMinimum":0,)"
      R"("maximum":100,"description":"Seconds to hold (0 < duration <= 100)."}},)"
      R"("required":["text","duration"]})",
-     executor::input, kInput, 120000, handle_not_available},
+     executor::input, kInput, 120000, handle_hold_key},
     {"read_clipboard", "Read the clipboard",
      "Return the text on the clipboard (empty when nobody owns it). Needs a clipboardRead "
      "grant from request_access.",
@@ -157,7 +157,7 @@ const std::array<tool_def, 24> kComputerTools = {{
      executor::loop, kReadOnly, 120000, handle_not_available},
     {"cursor_position", "Cursor position",
      "Return the mouse pointer position as [x, y] in screenshot image pixels.", kNoArgs,
-     executor::input, kReadOnly, 0, handle_not_available},
+     executor::input, kReadOnly, 0, handle_cursor_position},
 }};
 
 }  // namespace

@@ -36,7 +36,7 @@ class tool_call {
   virtual void capture(capture_job job) = 0;
 
   // Completes the call on the input actor with run's result.
-  virtual void input(std::function<tool_result(input_context&)> run) = 0;
+  virtual void input(std::function<tool_result(input_context&, job_control&)> run) = 0;
 
   // The coordinate session of the last screenshot, if any.
   virtual std::optional<coord_session> session() const = 0;

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace cu {
@@ -51,6 +52,18 @@ config config_from_env() {
   read_seconds("CU_IDLE_RELEASE_SECS", &c.idle_release_secs, 86400.0 * 365);
   read_seconds("CU_SCREENSHOT_DELAY", &c.screenshot_delay_secs, 60);
   read_count("CU_MAX_FRAME_BYTES", &c.max_frame_bytes, 1024, size_t{1} << 32);
+  double delay_secs = c.type_delay_ms / 1000;
+  if (const char* v = env("CU_TYPE_DELAY_MS")) {
+    char* end = nullptr;
+    double ms = strtod(v, &end);
+    if (end == v || *end != '\0' || !std::isfinite(ms) || ms < 0 || ms > 1000) {
+      log(log_level::warn, "ignoring CU_TYPE_DELAY_MS=\"%s\": expected milliseconds from 0 to 1000", v);
+    } else {
+      delay_secs = ms / 1000;
+    }
+  }
+  c.type_delay_ms = delay_secs * 1000;
+  if (const char* v = env("CU_INPUT_GUARD")) c.input_guard = strcmp(v, "0") != 0;
   size_t workers = std::max(2u, std::thread::hardware_concurrency());
   read_count("CU_CAPTURE_WORKERS", &workers, 1, 64);
   c.capture_workers = int(std::max<size_t>(2, workers));

@@ -212,7 +212,7 @@ TEST_CASE("invalid arguments are an isError result naming the argument") {
 TEST_CASE("a tool whose body is not in this build says so") {
   xvfb x;
   server_process s(x.display());
-  auto r = s.call_tool("left_click", R"({"coordinate":[10,10]})");
+  auto r = s.call_tool("wait", R"({"duration":1})");
   CHECK(is_error(*r));
   CHECK(text_of(*r).find("not available yet") != std::string::npos);
 }

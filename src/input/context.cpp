@@ -1,0 +1,438 @@
+#include "input/context.h"
+
+#include <xcb/xtest.h>
+#include <xkbcommon/xkbcommon.h>
+
+#include <algorithm>
+
+#include "util/log.h"
+
+namespace cu {
+namespace {
+
+// A borrowed keycode is rebound to another keysym only this long after it
+// was last typed with: a client looks the keysym up when it handles the
+// mapping change or the key event, which may be a little after we sent them.
+constexpr auto kRebindGrace = std::chrono::milliseconds(100);
+// After binding borrowed keycodes, clients get this long to take the new
+// mapping in before the first key event that needs it.
+constexpr double kBindSettleMs = 40;
+// Borrowed keycodes go back to NoSymbol after this long unused.
+constexpr auto kRestoreAfter = std::chrono::seconds(1);
+
+error lost_display(const std::string& display) {
+  return make_error(errc::x_unavailable, "lost the connection to X display " + display);
+}
+
+}  // namespace
+
+input_context::input_context(std::string display, input_guard guard, double type_delay_ms)
+    : display_(std::move(display)),
+      guard_(std::move(guard)),
+      type_delay_ms_(type_delay_ms),
+      xkb_(xkb_context_new(xkb_context_flags(XKB_CONTEXT_NO_DEFAULT_INCLUDES |
+                                                XKB_CONTEXT_NO_ENVIRONMENT_NAMES))) {}
+
+input_context::~input_context() {
+  release_all();
+  keyboard_.reset();
+  if (xkb_ != nullptr) xkb_context_unref(xkb_);
+}
+
+result<xcb_connection_t*> input_context::connection() {
+  if (conn_ && !xcb_connection_has_error(conn_.get())) return conn_.get();
+  if (conn_) drop_connection();
+  int screen = 0;
+  auto c = x11_connect(display_, &screen);
+  if (!c) return c.take_error();
+  xcb_screen_t* s = x11_screen(c->get(), screen);
+  const xcb_query_extension_reply_t* xtest = xcb_get_extension_data(c->get(), &xcb_test_id);
+  if (s == nullptr || xtest == nullptr || !xtest->present) {
+    return make_error(errc::x_failed, "X display " + display_ + " lacks the XTEST extension");
+  }
+  conn_ = std::move(*c);
+  root_ = s->root;
+  auto dev = x11_setup_xkb(conn_.get());
+  if (dev) {
+    device_ = *dev;
+  } else {
+    device_ = -1;
+    log(log_level::warn, "keyboard input unavailable: %s", dev.err().message.c_str());
+  }
+  clear_stranded();
+  return conn_.get();
+}
+
+void input_context::drop_connection() {
+  // Whatever we held lived on that server connection's display state; a
+  // new connection starts from nothing.
+  for (size_t k = 0; k < down_.size(); ++k) {
+    if (down_[k]) guard_.key(uint8_t(k), false);
+  }
+  for (uint8_t b = 1; b < 32; ++b) {
+    if (button_is_down(b)) guard_.button(b, false);
+  }
+  for (auto& [kc, b] : borrowed_) guard_.borrowed(kc, false);
+  conn_.reset();
+  key_refs_ = {};
+  down_ = {};
+  buttons_ = 0;
+  borrowed_.clear();
+  keyboard_.reset();
+  layout_valid_ = false;
+}
+
+void input_context::clear_stranded() {
+  xcb_connection_t* c = conn_.get();
+  auto pc = xcb_query_pointer(c, root_);
+  auto kc = xcb_query_keymap(c);
+  reply_ptr<xcb_query_pointer_reply_t> p(xcb_query_pointer_reply(c, pc, nullptr));
+  reply_ptr<xcb_query_keymap_reply_t> k(xcb_query_keymap_reply(c, kc, nullptr));
+  int released = 0;
+  // A release only affects what the XTest devices hold, never a physical
+  // keyboard or mouse, so this clears exactly what synthetic input left.
+  if (p) {
+    for (uint8_t b = 1; b <= 5; ++b) {
+      if (p->mask & (XCB_BUTTON_MASK_1 << (b - 1))) {
+        fake(XCB_BUTTON_RELEASE, b);
+        ++released;
+      }
+    }
+  }
+  if (k) {
+    for (int i = 8; i < 256; ++i) {
+      if (k->keys[i / 8] & (1 << (i % 8))) {
+        fake(XCB_KEY_RELEASE, uint8_t(i));
+        ++released;
+      }
+    }
+  }
+  if (released > 0) {
+    free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+    log(log_level::info, "released %d key(s)/button(s) left down on %s", released,
+        display_.c_str());
+  }
+}
+
+void input_context::fake(uint8_t type, uint8_t detail, int16_t x, int16_t y) {
+  xcb_test_fake_input(conn_.get(), type, detail, XCB_CURRENT_TIME, root_, x, y, 0);
+}
+
+bool input_context::pause_ms(double ms) {
+  if (conn_) xcb_flush(conn_.get());
+  auto until = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                       std::chrono::duration<double, std::milli>(ms));
+  return wait_until ? wait_until(until) : true;
+}
+
+result<point> input_context::pointer() {
+  auto c = connection();
+  if (!c) return c.take_error();
+  reply_ptr<xcb_query_pointer_reply_t> p(
+      xcb_query_pointer_reply(*c, xcb_query_pointer(*c, root_), nullptr));
+  if (!p) return lost_display(display_);
+  return point{p->root_x, p->root_y};
+}
+
+status input_context::move_to(point p) {
+  auto c = connection();
+  if (!c) return c.take_error();
+  fake(XCB_MOTION_NOTIFY, 0, int16_t(p.x), int16_t(p.y));
+  return done_t{};
+}
+
+status input_context::button(uint8_t b, bool down) {
+  auto c = connection();
+  if (!c) return c.take_error();
+  if (button_is_down(b) == down) return done_t{};
+  if (down) {
+    guard_.button(b, true);
+    buttons_ |= 1u << b;
+    fake(XCB_BUTTON_PRESS, b);
+  } else {
+    fake(XCB_BUTTON_RELEASE, b);
+    buttons_ &= ~(1u << b);
+    guard_.button(b, false);
+  }
+  return done_t{};
+}
+
+void input_context::set_down(uint8_t kc, bool down) {
+  if (down_[kc] == down || !conn_) return;
+  if (down) {
+    guard_.key(kc, true);
+    fake(XCB_KEY_PRESS, kc);
+  } else {
+    fake(XCB_KEY_RELEASE, kc);
+    guard_.key(kc, false);
+  }
+  down_[kc] = down;
+}
+
+void input_context::press_key(uint8_t kc) {
+  if (key_refs_[kc]++ == 0) set_down(kc, true);
+}
+
+void input_context::release_key(uint8_t kc) {
+  if (key_refs_[kc] == 0) return;
+  if (--key_refs_[kc] == 0) set_down(kc, false);
+}
+
+status input_context::ensure_layout() {
+  auto c = connection();
+  if (!c) return c.take_error();
+  if (device_ < 0) return make_error(errc::x_failed, "keyboard input is unavailable on this display");
+  // Someone may have changed the keymap (setxkbmap, xmodmap) since we last
+  // looked; the events say so.
+  while (xcb_generic_event_t* ev = xcb_poll_for_event(*c)) {
+    if (is_keymap_change(*c, ev)) reload_keymap_ = true;
+    free(ev);
+  }
+  if (reload_keymap_ || !keyboard_) {
+    auto kb = x11_load_keyboard(*c, xkb_, device_);
+    if (!kb) return kb.take_error();
+    keyboard_ = std::move(*kb);
+    reload_keymap_ = false;
+    layout_valid_ = false;
+  }
+  auto st = x11_keyboard_state(*c, device_);
+  if (!st) return st.take_error();
+  if (!layout_valid_ || st->first != layout_.locked_mods() || st->second != layout_.group()) {
+    layout_ = key_layout::build(keyboard_->keymap, st->first, st->second, keyboard_->modmap);
+    layout_valid_ = true;
+    // A keymap change (setxkbmap) may have taken over keycodes we had
+    // borrowed; those are no longer ours to restore.
+    for (auto it = borrowed_.begin(); it != borrowed_.end();) {
+      if (layout_.base_keysym(it->first) != it->second.sym) {
+        guard_.borrowed(it->first, false);
+        it = borrowed_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return done_t{};
+}
+
+std::optional<key_stroke> input_context::lookup(keysym_t sym) {
+  // A keycode we borrowed may still appear in the layout under the keysym
+  // it had when the layout was read; only borrowed_ knows what it is now.
+  if (auto s = layout_.find(sym); s && borrowed_.count(s->keycode) == 0) return s;
+  for (auto& [kc, b] : borrowed_) {
+    if (b.sym == sym) {
+      b.last_used = clock_type::now();
+      return key_stroke{kc, 0};
+    }
+  }
+  return std::nullopt;
+}
+
+size_t input_context::spare_keys() const {
+  size_t n = borrowed_.size();
+  for (uint8_t u : layout_.unused_keycodes()) n += borrowed_.count(u) == 0 ? 1 : 0;
+  return n;
+}
+
+status input_context::borrow(const std::vector<keysym_t>& syms) {
+  std::vector<keysym_t> want;
+  for (keysym_t s : syms) {
+    if (!lookup(s) && std::find(want.begin(), want.end(), s) == want.end()) want.push_back(s);
+  }
+  if (want.empty()) return done_t{};
+  std::vector<uint8_t> keys;
+  for (uint8_t u : layout_.unused_keycodes()) {
+    if (keys.size() < want.size() && borrowed_.count(u) == 0) keys.push_back(u);
+  }
+  auto ready = clock_type::time_point::min();
+  if (keys.size() < want.size()) {
+    // Take back the keycodes used longest ago whose keysyms are not wanted
+    // now, once clients have surely finished looking them up.
+    std::vector<std::pair<clock_type::time_point, uint8_t>> idle;
+    for (auto& [kc, b] : borrowed_) {
+      if (std::find(syms.begin(), syms.end(), b.sym) == syms.end()) idle.emplace_back(b.last_used, kc);
+    }
+    std::sort(idle.begin(), idle.end());
+    for (auto& [used, kc] : idle) {
+      if (keys.size() == want.size()) break;
+      keys.push_back(kc);
+      ready = std::max(ready, used + kRebindGrace);
+    }
+  }
+  if (keys.empty()) {
+    char name[64];
+    xkb_keysym_get_name(want.front(), name, sizeof name);
+    return make_error(errc::x_failed, std::string("no key produces ") + name +
+                                          " and the keymap has no spare keycode to bind it to");
+  }
+  if (ready > clock_type::now()) {
+    if (auto s = sync(); !s) return s;
+    if (wait_until && !wait_until(ready)) return make_error(errc::cancelled, "stopped");
+  }
+  // Two identical levels make the server give each key a TWO_LEVEL type, so
+  // neither Shift nor Caps Lock changes what it types.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const xcb_keysym_t pair[2] = {want[i], want[i]};
+    guard_.borrowed(keys[i], true);
+    xcb_change_keyboard_mapping(conn_.get(), 1, keys[i], 2, pair);
+    borrowed_[keys[i]] = borrowing{want[i], clock_type::now()};
+  }
+  reload_keymap_ = true;
+  // Clients re-read the keymap when they handle the mapping notifications,
+  // and some (Xt's keysym tables) read it only once for a burst of them: a
+  // key event for a keycode bound after that read types nothing. So bind a
+  // whole batch at once and give clients a moment before the first key.
+  if (auto s = sync(); !s) return s;
+  if (!pause_ms(kBindSettleMs)) return make_error(errc::cancelled, "stopped");
+  return done_t{};
+}
+
+result<key_stroke> input_context::stroke_for(keysym_t sym) {
+  if (auto s = lookup(sym)) return *s;
+  if (auto b = borrow({sym}); !b) return b.take_error();
+  if (auto s = lookup(sym)) return *s;
+  return make_error(errc::x_failed, "could not bind a keycode");
+}
+
+result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) {
+  if (auto s = ensure_layout(); !s) return s.take_error();
+  if (auto b = borrow(chord.keys); !b) return b.take_error();
+  std::vector<uint8_t> pressed;
+  for (keysym_t sym : chord.keys) {
+    auto stroke = stroke_for(sym);
+    if (!stroke) {
+      release_keys(pressed);
+      return stroke.take_error();
+    }
+    for (int bit = 0; bit < 8; ++bit) {
+      if (stroke->mods & (1u << bit)) {
+        uint8_t mk = layout_.modifier_key(bit);
+        press_key(mk);
+        pressed.push_back(mk);
+      }
+    }
+    press_key(stroke->keycode);
+    pressed.push_back(stroke->keycode);
+  }
+  return pressed;
+}
+
+void input_context::release_keys(const std::vector<uint8_t>& keycodes) {
+  for (auto it = keycodes.rbegin(); it != keycodes.rend(); ++it) release_key(*it);
+}
+
+status input_context::tap_chord(const key_chord& chord) {
+  auto pressed = press_chord(chord);
+  if (!pressed) return pressed.take_error();
+  release_keys(*pressed);
+  return done_t{};
+}
+
+status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
+  *typed = 0;
+  if (auto s = ensure_layout(); !s) return s.take_error();
+  // Held modifiers (a hold_key of shift, say) would change what the keys
+  // type: lift them for the duration and put them back afterwards.
+  for (size_t kc = 8; kc < down_.size(); ++kc) {
+    if (down_[kc] && layout_.is_modifier(uint8_t(kc))) set_down(uint8_t(kc), false);
+  }
+  status outcome = done_t{};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const typed_char& k = keys[i];
+    auto stroke = lookup(k.sym);
+    if (!stroke) {
+      // The spare keys should hold the keysyms the layout lacks that are
+      // needed soonest (those already bound stay): bind them in one batch,
+      // taking back keycodes whose keysyms come later or never.
+      std::vector<keysym_t> ahead;
+      size_t room = spare_keys();
+      for (size_t j = i; j < keys.size() && ahead.size() < room; ++j) {
+        keysym_t s = keys[j].sym;
+        auto in_layout = layout_.find(s);
+        if (in_layout && borrowed_.count(in_layout->keycode) == 0) continue;
+        if (std::find(ahead.begin(), ahead.end(), s) == ahead.end()) ahead.push_back(s);
+      }
+      if (auto b = borrow(ahead); !b) {
+        outcome = b.take_error();
+        break;
+      }
+      stroke = lookup(k.sym);
+      if (!stroke) {
+        outcome = make_error(errc::x_failed, "could not bind a keycode");
+        break;
+      }
+    }
+    uint8_t mods[8];
+    size_t nmods = 0;
+    for (int bit = 0; bit < 8; ++bit) {
+      if (stroke->mods & (1u << bit)) mods[nmods++] = layout_.modifier_key(bit);
+    }
+    for (size_t m = 0; m < nmods; ++m) set_down(mods[m], true);
+    // The same key held by a hold is released first, or its press would
+    // only be an auto-repeat.
+    set_down(stroke->keycode, false);
+    set_down(stroke->keycode, true);
+    set_down(stroke->keycode, false);
+    for (size_t m = nmods; m-- > 0;) set_down(mods[m], false);
+    ++*typed;
+    bool go_on = type_delay_ms_ > 0 ? pause_ms(type_delay_ms_)
+                 : (*typed % 64 == 0 && wait_until) ? wait_until(clock_type::now())
+                                                     : true;
+    if (!go_on) {
+      outcome = make_error(errc::cancelled, "stopped");
+      break;
+    }
+  }
+  for (size_t kc = 8; kc < down_.size(); ++kc) {
+    if (key_refs_[kc] > 0 && !down_[kc]) set_down(uint8_t(kc), true);
+  }
+  if (auto s = sync(); !s && outcome) return s;
+  return outcome;
+}
+
+status input_context::sync() {
+  if (!conn_) return lost_display(display_);
+  xcb_connection_t* c = conn_.get();
+  reply_ptr<xcb_get_input_focus_reply_t> r(
+      xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+  if (!r) return lost_display(display_);
+  return done_t{};
+}
+
+bool input_context::holds_anything() const {
+  if (buttons_ != 0) return true;
+  return std::any_of(key_refs_.begin(), key_refs_.end(), [](uint16_t r) { return r > 0; });
+}
+
+void input_context::release_all() {
+  if (!conn_ || xcb_connection_has_error(conn_.get())) return;
+  for (size_t kc = 0; kc < key_refs_.size(); ++kc) {
+    key_refs_[kc] = 0;
+    set_down(uint8_t(kc), false);
+  }
+  for (uint8_t b = 1; b < 32; ++b) {
+    if (button_is_down(b)) button(b, false);
+  }
+  restore_borrowed();
+  sync();
+}
+
+std::optional<clock_type::time_point> input_context::restore_due() const {
+  if (borrowed_.empty()) return std::nullopt;
+  auto last = clock_type::time_point::min();
+  for (auto& [kc, b] : borrowed_) last = std::max(last, b.last_used);
+  return last + kRestoreAfter;
+}
+
+void input_context::restore_borrowed() {
+  if (borrowed_.empty() || !conn_) return;
+  const xcb_keysym_t none[2] = {0, 0};
+  for (auto& [kc, b] : borrowed_) {
+    xcb_change_keyboard_mapping(conn_.get(), 1, kc, 2, none);
+    guard_.borrowed(kc, false);
+  }
+  borrowed_.clear();
+  reload_keymap_ = true;
+  sync();
+}
+
+}  // namespace cu

@@ -1,0 +1,128 @@
+// Owns: everything the input actor touches: its X connection, the keyboard
+// layout and the keycodes it borrows for keysyms the layout lacks, every key
+// and button this server holds (reference-counted, so a click's "shift"
+// inside a hold_key of shift leaves it down), and the guard that learns of
+// each press. Tools compose gestures from these primitives.
+// Thread affinity: the input actor thread only.
+#pragma once
+
+#include <xcb/xcb.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "capture/geometry.h"
+#include "input/guard.h"
+#include "input/keys.h"
+#include "util/result.h"
+#include "x11/connection.h"
+#include "x11/keymap.h"
+
+struct xkb_context;
+
+namespace cu {
+
+using clock_type = std::chrono::steady_clock;
+
+struct done_t {};
+using status = result<done_t>;
+
+class input_context {
+ public:
+  input_context(std::string display, input_guard guard, double type_delay_ms);
+  ~input_context();
+  input_context(const input_context&) = delete;
+  input_context& operator=(const input_context&) = delete;
+
+  // The actor's connection, opened (again) when needed. A new connection
+  // first releases whatever XTest input is left down on the display (a
+  // stranded button from a crashed predecessor).
+  result<xcb_connection_t*> connection();
+
+  // Waits until the deadline while the actor keeps serving due timers and
+  // cancellations; false when the running job should stop (it was
+  // cancelled, or the server is stopping). Set by the actor.
+  std::function<bool(clock_type::time_point)> wait_until;
+  bool pause_ms(double ms);
+  double type_delay_ms() const { return type_delay_ms_; }
+
+  // Pointer. Positions are root-window device pixels.
+  result<point> pointer();
+  status move_to(point p);
+  status button(uint8_t button, bool down);
+  bool button_is_down(uint8_t button) const { return (buttons_ >> button) & 1; }
+
+  // Keyboard. press_chord returns the keycodes it pressed, in order, for
+  // release_keys; on error nothing stays pressed.
+  result<std::vector<uint8_t>> press_chord(const key_chord& chord);
+  void release_keys(const std::vector<uint8_t>& keycodes);
+  status tap_chord(const key_chord& chord);
+  // Types the keystrokes with the configured per-character delay; lifts
+  // held modifiers meanwhile so the text arrives exactly. *typed receives
+  // how many were typed (fewer when stopped).
+  status type(const std::vector<typed_char>& keys, size_t* typed);
+
+  // Waits until the X server has processed everything sent so far.
+  status sync();
+
+  // Releases every key and button this server holds. Safe to call when
+  // nothing is held or the display is gone.
+  void release_all();
+  bool holds_anything() const;
+
+  // Borrowed keycodes go back to NoSymbol once unused for a while, so
+  // clients have long processed the keys typed with them. When that is due:
+  std::optional<clock_type::time_point> restore_due() const;
+  void restore_borrowed();
+
+ private:
+  struct borrowing {
+    keysym_t sym = 0;
+    clock_type::time_point last_used;
+  };
+
+  status ensure_layout();
+  // The stroke for sym from the layout or a borrowed keycode, if any.
+  std::optional<key_stroke> lookup(keysym_t sym);
+  // How many keycodes can be borrowed at once (free ones and ours).
+  size_t spare_keys() const;
+  // Binds spare keycodes to those of syms nothing produces yet, as many as
+  // there are spare keys for, in one batch.
+  status borrow(const std::vector<keysym_t>& syms);
+  // lookup, binding a spare keycode when needed.
+  result<key_stroke> stroke_for(keysym_t sym);
+  // Reference-counted presses: the key goes down on the first and up on
+  // the last release.
+  void press_key(uint8_t keycode);
+  void release_key(uint8_t keycode);
+  // What XTest has down, whatever the counts say (type lifts held
+  // modifiers for a moment); tells the guard first.
+  void set_down(uint8_t keycode, bool down);
+  void fake(uint8_t type, uint8_t detail, int16_t x = 0, int16_t y = 0);
+  void clear_stranded();
+  void drop_connection();
+
+  std::string display_;
+  input_guard guard_;
+  double type_delay_ms_;
+  xcb_ptr conn_;
+  xcb_window_t root_ = XCB_NONE;
+  xkb_context* xkb_ = nullptr;
+  int32_t device_ = -1;
+  std::optional<x11_keyboard> keyboard_;
+  key_layout layout_;
+  bool layout_valid_ = false;
+  bool reload_keymap_ = false;
+  std::array<uint16_t, 256> key_refs_{};
+  std::array<bool, 256> down_{};
+  uint32_t buttons_ = 0;
+  std::map<uint8_t, borrowing> borrowed_;
+};
+
+}  // namespace cu
