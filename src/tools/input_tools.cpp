@@ -23,7 +23,13 @@ constexpr double kDragSettleMs = 30;
 constexpr double kDragStepMs = 4;
 
 std::string point_text(point p) {
-  return "(" + std::to_string(p.x) + ", " + std::to_string(p.y) + ")";
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "(" + string.
+  std::string out = "(";
+  out += std::to_string(p.x);
+  out += ", ";
+  out += std::to_string(p.y);
+  out += ')';
+  return out;
 }
 
 std::string number_text(double d) {
@@ -306,7 +312,12 @@ void handle_cursor_position(tool_call& call) {
     auto p = ctx.pointer();
     if (!p) return failed(p.err());
     point img = device_to_image(s, *p);
-    return tool_result::text("[" + std::to_string(img.x) + ", " + std::to_string(img.y) + "]");
+    std::string json = "[";
+    json += std::to_string(img.x);
+    json += ", ";
+    json += std::to_string(img.y);
+    json += ']';
+    return tool_result::text(std::move(json));
   });
 }
 

@@ -91,6 +91,15 @@ key_layout key_layout::build(xkb_keymap* km, uint8_t locked_mods, uint32_t group
   std::stable_sort(combos.begin(), combos.end(),
                    [](uint8_t a, uint8_t b) { return std::popcount(a) < std::popcount(b); });
 
+  // Modifier keys themselves (a chord's "shift", "alt") are their own
+  // keys, entered first: a keymap may also list Alt_L on a second level of
+  // some other key (Xvfb's keycode 204), which must not win with Shift.
+  for (xkb_keycode_t kc = lo; kc <= hi; ++kc) {
+    if (l.is_modifier(uint8_t(kc)) && l.base_[kc] != XKB_KEY_NoSymbol) {
+      l.strokes_.try_emplace(l.base_[kc], key_stroke{uint8_t(kc), 0});
+    }
+  }
+
   // Ask xkbcommon what each key produces with each combination held on top
   // of the locked modifiers: exactly what a client will compute from the
   // event's state, Caps Lock and group included.
@@ -102,12 +111,6 @@ key_layout key_layout::build(xkb_keymap* km, uint8_t locked_mods, uint32_t group
       xkb_keysym_t sym = xkb_state_key_get_one_sym(st.get(), kc);
       if (sym == XKB_KEY_NoSymbol) continue;
       l.strokes_.try_emplace(sym, key_stroke{uint8_t(kc), uint8_t(mods & ~locked_mods)});
-    }
-  }
-  // Modifier keys themselves (a chord's "shift", "ctrl"): their own key.
-  for (xkb_keycode_t kc = lo; kc <= hi; ++kc) {
-    if (l.is_modifier(uint8_t(kc)) && l.base_[kc] != XKB_KEY_NoSymbol) {
-      l.strokes_.try_emplace(l.base_[kc], key_stroke{uint8_t(kc), 0});
     }
   }
 

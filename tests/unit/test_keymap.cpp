@@ -16,16 +16,16 @@ namespace {
 
 constexpr uint8_t kShift = 0x01, kLock = 0x02, kMod5 = 0x80;
 
-// The modifier mapping an evdev X server derives for these layouts.
+// The modifier mapping Xvfb (evdev rules) reports for these layouts.
 cu::modifier_map evdev_modmap() {
   cu::modifier_map m;
-  m[0] = {50, 62};   // Shift_L, Shift_R
-  m[1] = {66};       // Caps_Lock
-  m[2] = {37, 105};  // Control_L, Control_R
-  m[3] = {64, 204};  // Alt_L, Meta
-  m[4] = {77};       // Num_Lock
-  m[6] = {133, 134};  // Super_L, Super_R
-  m[7] = {92};       // ISO_Level3_Shift
+  m[0] = {50, 62};             // Shift_L, Shift_R
+  m[1] = {66};                 // Caps_Lock
+  m[2] = {37, 105};            // Control_L, Control_R
+  m[3] = {64, 108, 205};       // Alt_L, Alt_R, Meta_L
+  m[4] = {77};                 // Num_Lock
+  m[6] = {133, 134, 206, 207};  // Super_L, Super_R, Super_L, Hyper_L
+  m[7] = {92, 203};            // ISO_Level3_Shift, Mode_switch
   return m;
 }
 
@@ -107,4 +107,13 @@ TEST_CASE("modifier keys resolve to their own keycodes") {
   CHECK(l.find(XKB_KEY_Control_L) == key_stroke{37, 0});
   CHECK(l.is_modifier(50));
   CHECK_FALSE(l.is_modifier(38));
+}
+
+TEST_CASE("a modifier keysym also listed on a shifted level of another key resolves to the modifier key") {
+  // Regression: Xvfb's keymap lists Alt_L as the second level of keycode
+  // 204 too; "alt" then pressed Shift along with it.
+  keymap_fixture f("us");
+  key_layout l = f.layout();
+  CHECK(l.find(XKB_KEY_Alt_L) == key_stroke{64, 0});
+  CHECK(l.find(XKB_KEY_Super_L) == key_stroke{133, 0});
 }
