@@ -205,6 +205,49 @@ TEST_CASE("SIGKILL during a hold_key: the guard releases the key and leaves") {
   check_killed(what::key);
 }
 
+TEST_CASE("stdin EOF ends a hold_key early with an answer that says so") {
+  xvfb x;
+  input_probe probe(x.display());
+  server_process s(x.display());
+  start_session(s, probe);
+  hold_shift(s, probe);
+  const int64_t start = now_ms();
+  s.close_stdin();
+  auto r = s.read_response("\"hold\"", 5000);
+  REQUIRE(r);
+  CHECK(now_ms() - start < 5000);
+  CHECK(is_error(*r));
+  CHECK(text_of(*r).find("ended early") != std::string::npos);
+  CHECK(s.wait_exit(10000) == 0);
+  CHECK(probe.keys_down().empty());
+}
+
+TEST_CASE("without the guard, SIGKILL during a hold_key leaves the key down on Xvfb") {
+  // Why the guard exists: the X server keeps what a killed XTest client
+  // pressed. This pins the behaviour the guard compensates for.
+  xvfb x;
+  input_probe probe(x.display());
+  {
+    server_process s(x.display(), {{"CU_INPUT_GUARD", "0"}});
+    s.expect_exit_status(std::nullopt);
+    start_session(s, probe);
+    hold_shift(s, probe);
+    s.signal(SIGKILL);
+    REQUIRE(s.wait_exit(10000));
+  }
+  probe.sync();
+  bool shift_down = false;
+  for (uint8_t code : probe.keys_down()) {
+    shift_down = shift_down || probe.keycode_has(code, {kXK_Shift_L, kXK_Shift_R});
+  }
+  CHECK(shift_down);
+  // A new server clears what its predecessor stranded.
+  server_process next(x.display());
+  start_session(next, probe);
+  CHECK_FALSE(is_error(*next.call_tool("cursor_position")));
+  CHECK(probe.keys_down().empty());
+}
+
 TEST_CASE("stdin EOF during left_mouse_down releases the button and exits 0") {
   check_ended_by(0, what::button);
 }
