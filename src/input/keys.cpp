@@ -157,29 +157,6 @@ result<std::vector<key_chord>> parse_key_sequence(std::string_view text) {
   return chords;
 }
 
-bool is_modifier_keysym(keysym_t sym) {
-  switch (sym) {
-    case XKB_KEY_Shift_L:
-    case XKB_KEY_Shift_R:
-    case XKB_KEY_Control_L:
-    case XKB_KEY_Control_R:
-    case XKB_KEY_Alt_L:
-    case XKB_KEY_Alt_R:
-    case XKB_KEY_Meta_L:
-    case XKB_KEY_Meta_R:
-    case XKB_KEY_Super_L:
-    case XKB_KEY_Super_R:
-    case XKB_KEY_Hyper_L:
-    case XKB_KEY_Hyper_R:
-    case XKB_KEY_ISO_Level3_Shift:
-    case XKB_KEY_ISO_Level5_Shift:
-    case XKB_KEY_Mode_switch:
-      return true;
-    default:
-      return false;
-  }
-}
-
 result<std::vector<typed_char>> keystrokes_for_text(std::string_view utf8, size_t* characters) {
   std::vector<typed_char> out;
   out.reserve(utf8.size());

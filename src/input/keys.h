@@ -33,9 +33,6 @@ result<keysym_t> parse_key_name(std::string_view name);
 // '+' ("ctrl++"). The error names the offending key and the whole text.
 result<std::vector<key_chord>> parse_key_sequence(std::string_view text);
 
-// Whether a keysym is a modifier key (Shift, Control, Alt, Super, ...).
-bool is_modifier_keysym(keysym_t sym);
-
 // What typing one character presses.
 struct typed_char {
   keysym_t sym = 0;
