@@ -4,6 +4,7 @@
 #include <uv.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 
@@ -55,6 +56,9 @@ int main(int argc, char** argv) {
   }
 
   cu::config cfg = cu::config_from_env();
+  // Programs open_application starts inherit the environment: they must
+  // find the display we drive even when DISPLAY was unset (default :10).
+  setenv("DISPLAY", cfg.display.c_str(), 1);
   // A vanished reader must surface as a write error, not kill the process
   // with keys still held.
   signal(SIGPIPE, SIG_IGN);

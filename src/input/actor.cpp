@@ -49,7 +49,9 @@ void input_actor::cancel(uint64_t seq) {
     if (it != mailbox_.end()) {
       // Never started: nothing to undo.
       mailbox_.erase(it);
-      done_.push(completion{seq, std::string(), std::nullopt, false});
+      completion c;
+      c.seq = seq;
+      done_.push(std::move(c));
       return;
     }
     cancels_.push_back(seq);

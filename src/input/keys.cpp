@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "util/utf8.h"
+
 namespace cu {
 namespace {
 
@@ -73,25 +75,6 @@ error bad_key(std::string_view what, std::string_view text) {
 }
 
 }  // namespace
-
-bool next_code_point(std::string_view s, size_t* i, char32_t* out) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  size_t p = *i;
-  unsigned char b0 = byte(p);
-  size_t len = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xe ? 3 : (b0 >> 3) == 0x1e ? 4 : 0;
-  if (len == 0 || p + len > s.size()) return false;
-  char32_t cp = len == 1 ? b0 : len == 2 ? (b0 & 0x1f) : len == 3 ? (b0 & 0x0f) : (b0 & 0x07);
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(p + k) & 0xc0) != 0x80) return false;
-    cp = (cp << 6) | (byte(p + k) & 0x3f);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are not characters.
-  static constexpr char32_t kMin[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-  *out = cp;
-  *i = p + len;
-  return true;
-}
 
 result<keysym_t> parse_key_name(std::string_view name) {
   if (name.empty()) return make_error(errc::invalid_argument, "empty key name");

@@ -46,7 +46,4 @@ struct typed_char {
 // code points.
 result<std::vector<typed_char>> keystrokes_for_text(std::string_view utf8, size_t* characters);
 
-// Decodes one UTF-8 sequence at s[*i], advancing *i; false when malformed.
-bool next_code_point(std::string_view s, size_t* i, char32_t* out);
-
 }  // namespace cu

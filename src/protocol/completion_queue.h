@@ -23,6 +23,9 @@ struct completion {
   std::string line;             // The whole response line, ready to write.
   std::optional<coord_session> session;  // A capture established a new session.
   bool was_input = false;       // It sent pointer or keyboard input.
+  // switch_display chose this display area (nothing inside: the whole
+  // screen).
+  std::optional<std::optional<rect>> display_area;
 };
 
 class completion_queue {

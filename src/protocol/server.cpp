@@ -45,7 +45,16 @@ class loop_tool_call final : public tool_call {
     s_.actor_.post(input_job{seq_, std::string(id_json_), std::move(run)});
   }
 
+  void desktop(std::unique_ptr<desktop_op> op) override {
+    done_ = true;
+    s_.inflight_[seq_].on_desktop = true;
+    s_.desktop_.post(seq_, std::string(id_json_), std::move(op));
+  }
+
   std::optional<coord_session> session() const override { return s_.session_; }
+  std::optional<rect> display_area() const override { return s_.area_; }
+  const std::string& x_display() const override { return s_.cfg_.display; }
+  session_grants& grants() override { return s_.grants_; }
   std::string_view tool_name() const override { return def_.name; }
   bool done() const { return done_; }
 
@@ -87,13 +96,16 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers}, completions_),
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
-             std::move(guard), completions_) {
+             std::move(guard), completions_),
+      desktop_(cfg_.display, completions_),
+      last_request_(std::chrono::steady_clock::now()) {
   empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
 }
 
 server::~server() {
   pool_.stop();
   actor_.stop();
+  desktop_.stop();
 }
 
 int server::start() {
@@ -142,6 +154,16 @@ void server::on_stdin_end(int status) {
 void server::on_frame(std::string_view line) {
   if (stopping_) return;
   actor_.note_activity();
+  // The idle release also ends the session's grants (the actor releases
+  // held input on its own timer).
+  auto now = std::chrono::steady_clock::now();
+  if (cfg_.idle_release_secs > 0 && !grants_.empty() &&
+      now - last_request_ >= std::chrono::duration<double>(cfg_.idle_release_secs)) {
+    log(log_level::info, "no request for %gs: clearing the session's grants",
+        cfg_.idle_release_secs);
+    grants_ = session_grants{};
+  }
+  last_request_ = now;
   // The parser keeps buffers as large as the largest document it has seen;
   // after a huge frame (a long write_clipboard, say), give that memory back.
   if (parser_.capacity() > kParserKeepBytes && line.size() <= kParserKeepBytes) {
@@ -307,6 +329,12 @@ void server::on_completions(std::vector<completion>& batch) {
     // A cancelled screenshot was never seen by the model, so it must not
     // move the coordinate session.
     if (live && c.session) session_ = *c.session;
+    if (live && c.display_area && *c.display_area != area_) {
+      // Coordinates the model holds refer to the old area: it must look
+      // again before it can click.
+      area_ = *c.display_area;
+      session_.reset();
+    }
     if (c.was_input) last_input_ = std::chrono::steady_clock::now();
     complete(c.seq, std::move(c.line));
   }
@@ -351,6 +379,8 @@ void server::cancel(std::string_view id_json) {
                [](uv_handle_t* h) { delete static_cast<settle_wait*>(h->data); });
       f.settle = nullptr;
       complete(seq, std::string());
+    } else if (f.on_desktop) {
+      desktop_.cancel(seq);
     } else if (f.on_actor) {
       // The actor stops it (a hold releases its keys at once) and sends
       // back an empty completion, which ends the request silently.
@@ -387,6 +417,7 @@ void server::maybe_finish_stop() {
   finished_ = true;
   pool_.stop();
   actor_.stop();
+  desktop_.stop();
   completions_.close();
   for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {
     uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);

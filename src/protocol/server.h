@@ -23,7 +23,9 @@
 #include "protocol/completion_queue.h"
 #include "protocol/frame_splitter.h"
 #include "protocol/stdio.h"
+#include "tools/grants.h"
 #include "util/config.h"
+#include "x11/desktop.h"
 
 namespace cu {
 
@@ -51,6 +53,7 @@ class server {
     bool cancelled = false;
     uv_timer_t* settle = nullptr;  // Pending CU_SCREENSHOT_DELAY wait, if any.
     bool on_actor = false;         // Handed to the input actor.
+    bool on_desktop = false;       // Handed to the desktop thread.
   };
   enum class stop_reason { eof, signal, broken_pipe };
 
@@ -87,11 +90,15 @@ class server {
   completion_queue completions_;
   capture_pool pool_;
   input_actor actor_;
+  desktop desktop_;
   uv_signal_t sigterm_, sigint_, sighup_;
 
   uint64_t next_seq_ = 0;
   std::unordered_map<uint64_t, inflight> inflight_;
   std::optional<coord_session> session_;
+  std::optional<rect> area_;  // switch_display's choice; nothing: the whole screen.
+  session_grants grants_;
+  std::chrono::steady_clock::time_point last_request_;
   std::optional<std::chrono::steady_clock::time_point> last_input_;
 
   bool stopping_ = false;

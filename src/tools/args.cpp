@@ -183,4 +183,23 @@ result<std::string_view> arg_choice(simdjson::dom::object args, std::string_view
   return invalid_argument(name, expected, got);
 }
 
+result<std::vector<std::string>> arg_string_list(simdjson::dom::object args,
+                                                 std::string_view name) {
+  constexpr std::string_view kExpected = "an array of strings";
+  auto e = lookup(args, name);
+  if (!e) return missing(name, kExpected);
+  if (!e->is_array()) return invalid_argument(name, kExpected, type_name(*e));
+  std::vector<std::string> out;
+  size_t i = 0;
+  for (element v : simdjson::dom::array(*e)) {
+    if (!v.is_string()) {
+      return invalid_argument(name, kExpected,
+                              "element " + std::to_string(i) + " is " + type_name(v));
+    }
+    out.emplace_back(std::string_view(v));
+    ++i;
+  }
+  return out;
+}
+
 }  // namespace cu

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/result.h"
 
@@ -45,6 +46,10 @@ result<double> arg_number(simdjson::dom::object args, std::string_view name, dou
 // A required string that is one of choices.
 result<std::string_view> arg_choice(simdjson::dom::object args, std::string_view name,
                                     std::initializer_list<std::string_view> choices);
+
+// A required array of strings.
+result<std::vector<std::string>> arg_string_list(simdjson::dom::object args,
+                                                 std::string_view name);
 
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,

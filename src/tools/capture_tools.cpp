@@ -9,6 +9,7 @@ void handle_screenshot(tool_call& call) {
   if (!save) return call.fail(save.err().message);
   capture_job job;
   job.what = capture_job::kind::screenshot;
+  job.area = call.display_area();
   job.save_to_disk = *save;
   call.capture(std::move(job));
 }
@@ -20,6 +21,7 @@ void handle_zoom(tool_call& call) {
   if (!save) return call.fail(save.err().message);
   capture_job job;
   job.what = capture_job::kind::zoom;
+  job.area = call.display_area();
   job.region = *region;
   job.save_to_disk = *save;
   // With a session, check the region now so a bad one costs no capture;

@@ -28,6 +28,14 @@ void handle_key(tool_call& call);
 void handle_hold_key(tool_call& call);
 void handle_cursor_position(tool_call& call);
 
+// session_tools.cpp
+void handle_request_access(tool_call& call);
+void handle_list_granted_applications(tool_call& call);
+void handle_read_clipboard(tool_call& call);
+void handle_write_clipboard(tool_call& call);
+void handle_open_application(tool_call& call);
+void handle_switch_display(tool_call& call);
+
 // pending.cpp: tools declared in the registry whose bodies are not in this
 // build yet; they answer an isError result that says so.
 void handle_not_available(tool_call& call);

@@ -116,12 +116,12 @@ const std::array<tool_def, 24> kComputerTools = {{
     {"read_clipboard", "Read the clipboard",
      "Return the text on the clipboard (empty when nobody owns it). Needs a clipboardRead "
      "grant from request_access.",
-     kNoArgs, executor::loop, kReadOnly, 0, handle_not_available},
+     kNoArgs, executor::desktop, kReadOnly, 0, handle_read_clipboard},
     {"write_clipboard", "Write the clipboard",
      "Put text on the clipboard. Needs a clipboardWrite grant from request_access.",
      R"({"type":"object","properties":{"text":{"type":"string","description":"The text to put)"
      R"( on the clipboard."}},"required":["text"]})",
-     executor::loop, {.idempotent = true}, 0, handle_not_available},
+     executor::desktop, {.idempotent = true}, 0, handle_write_clipboard},
     {"request_access", "Request access",
      "Grant this session access to applications and, optionally, the clipboard and system "
      "key combinations. Grants add up across calls.",
@@ -129,20 +129,20 @@ const std::array<tool_def, 24> kComputerTools = {{
      R"("description":"Applications to grant."},"reason":{"type":"string","description":)"
      R"("Why access is needed."},"clipboardRead":{"type":"boolean"},"clipboardWrite":)"
      R"({"type":"boolean"},"systemKeyCombos":{"type":"boolean"}},"required":["apps","reason"]})",
-     executor::loop, kSession, 0, handle_not_available},
+     executor::loop, kSession, 0, handle_request_access},
     {"list_granted_applications", "List grants",
      "List the applications and permissions granted to this session.", kNoArgs,
-     executor::loop, kReadOnly, 0, handle_not_available},
+     executor::loop, kReadOnly, 0, handle_list_granted_applications},
     {"open_application", "Open an application",
      "Focus an application's window by name or class, launching it when it is not running.",
      R"({"type":"object","properties":{"app":{"type":"string","description":"Application name,)"
      R"( window class or executable."}},"required":["app"]})",
-     executor::loop, {.open_world = true}, 0, handle_not_available},
+     executor::desktop, {.open_world = true}, 0, handle_open_application},
     {"switch_display", "Switch display",
      "Choose which display (monitor) later screenshots and coordinates refer to.",
      R"({"type":"object","properties":{"display":{"type":"string","description":"Display or)"
      R"( monitor name, index, or 'auto' for the whole screen."}},"required":["display"]})",
-     executor::loop, kSession, 0, handle_not_available},
+     executor::desktop, kSession, 0, handle_switch_display},
     {"computer_batch", "Batch",
      "Run several actions in order through the same dispatch as single calls; stops at the "
      "first failing step.",
@@ -176,6 +176,7 @@ const char* executor_name(executor e) {
     case executor::loop: return "loop";
     case executor::input: return "input actor";
     case executor::capture: return "capture pool";
+    case executor::desktop: return "desktop thread";
   }
   return "?";
 }

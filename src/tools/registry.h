@@ -15,7 +15,7 @@ namespace cu {
 class tool_call;
 
 // Where a tool's work runs once its handler has validated the arguments.
-enum class executor { loop, input, capture };
+enum class executor { loop, input, capture, desktop };
 
 // MCP tool annotations (hints for the host; truthful, not a security boundary).
 struct tool_annotations {

@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,8 @@
 #include "capture/pool.h"
 #include "input/actor.h"
 #include "protocol/tool_result.h"
+#include "tools/grants.h"
+#include "x11/desktop_op.h"
 
 namespace cu {
 
@@ -38,8 +41,20 @@ class tool_call {
   // Completes the call on the input actor with run's result.
   virtual void input(std::function<tool_result(input_context&, job_control&)> run) = 0;
 
+  // Completes the call on the desktop thread with op's result.
+  virtual void desktop(std::unique_ptr<desktop_op> op) = 0;
+
   // The coordinate session of the last screenshot, if any.
   virtual std::optional<coord_session> session() const = 0;
+
+  // The area screenshots show (switch_display); nothing: the whole screen.
+  virtual std::optional<rect> display_area() const = 0;
+
+  // The X display this server drives (DISPLAY).
+  virtual const std::string& x_display() const = 0;
+
+  // The session's grants (request_access), on the loop thread.
+  virtual session_grants& grants() = 0;
 
   // The name the call was made with.
   virtual std::string_view tool_name() const = 0;

@@ -5,12 +5,16 @@
 # Packages per purpose. isa-l is optional for the build but is what makes
 # captures fast, so it is installed with the rest.
 CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev
-  libisal-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev libxkbcommon-dev
-  libxkbcommon-x11-dev"
+  libisal-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev libxcb-randr0-dev
+  libxkbcommon-dev libxkbcommon-x11-dev"
 CU_PKGS_DISPLAY="xvfb x11-utils"
 # xterm is the real program the typing tests type into (fonts from
-# xfonts-base); setxkbmap (x11-xkb-utils) switches the layout to German.
-CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils"
+# xfonts-base); setxkbmap (x11-xkb-utils) switches the layout to German;
+# xclip is the other side of the clipboard tests; xclock (x11-apps) is what
+# open_application launches; xrandr (x11-xserver-utils) splits the screen
+# into monitors; strace shows that the server runs no other program.
+CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
+  strace"
 
 cu_missing_packages() {
   local p missing=()

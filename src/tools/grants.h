@@ -1,0 +1,31 @@
+// Owns: the session grants of request_access (applications and the
+// clipboard and system-key flags), additive across calls and cleared by the
+// idle release, and their JSON shapes.
+// Thread affinity: the loop thread.
+#pragma once
+
+#include <set>
+#include <string>
+
+namespace cu {
+
+struct session_grants {
+  std::set<std::string> apps;  // Sorted, unique.
+  bool clipboard_read = false;
+  bool clipboard_write = false;
+  bool system_key_combos = false;
+
+  bool empty() const {
+    return apps.empty() && !clipboard_read && !clipboard_write && !system_key_combos;
+  }
+};
+
+// request_access's answer: {"grantedApplications":[...],"deniedApplications":[],
+// "screenshotFiltering":false,"clipboardRead":b,"clipboardWrite":b,"systemKeyCombos":b}.
+std::string request_access_json(const session_grants& g);
+
+// list_granted_applications's answer: {"applications":[...],"clipboardRead":b,
+// "clipboardWrite":b,"systemKeyCombos":b,"coordinateMode":"screenshot"}.
+std::string granted_json(const session_grants& g);
+
+}  // namespace cu

@@ -1,0 +1,117 @@
+// The clipboard and session tools: grants live on the loop thread; the
+// clipboard, open_application and switch_display run on the desktop thread.
+#include "protocol/json_writer.h"
+#include "tools/args.h"
+#include "tools/grants.h"
+#include "tools/handlers.h"
+#include "tools/tool_call.h"
+#include "util/str_cat.h"
+#include "util/utf8.h"
+#include "x11/desktop_op.h"
+
+namespace cu {
+namespace {
+
+void write_flags(json_writer& j, const session_grants& g) {
+  j.key("clipboardRead").boolean(g.clipboard_read);
+  j.key("clipboardWrite").boolean(g.clipboard_write);
+  j.key("systemKeyCombos").boolean(g.system_key_combos);
+}
+
+void write_apps(json_writer& j, const session_grants& g) {
+  j.begin_array();
+  for (const std::string& a : g.apps) j.string(a);
+  j.end_array();
+}
+
+std::string needs_grant(std::string_view tool, std::string_view flag) {
+  return str_cat(tool, " needs the ", flag, " grant: call request_access with ", flag,
+                 ": true first");
+}
+
+}  // namespace
+
+std::string request_access_json(const session_grants& g) {
+  std::string out;
+  json_writer j(out);
+  j.begin_object().key("grantedApplications");
+  write_apps(j, g);
+  j.key("deniedApplications").begin_array().end_array();
+  j.key("screenshotFiltering").boolean(false);
+  write_flags(j, g);
+  j.end_object();
+  return out;
+}
+
+std::string granted_json(const session_grants& g) {
+  std::string out;
+  json_writer j(out);
+  j.begin_object().key("applications");
+  write_apps(j, g);
+  write_flags(j, g);
+  j.key("coordinateMode").string("screenshot").end_object();
+  return out;
+}
+
+void handle_request_access(tool_call& call) {
+  auto apps = arg_string_list(call.args, "apps");
+  if (!apps) return call.fail(apps.err().message);
+  auto reason = arg_string(call.args, "reason");
+  if (!reason) return call.fail(reason.err().message);
+  auto read = arg_bool(call.args, "clipboardRead", false);
+  if (!read) return call.fail(read.err().message);
+  auto write = arg_bool(call.args, "clipboardWrite", false);
+  if (!write) return call.fail(write.err().message);
+  auto keys = arg_bool(call.args, "systemKeyCombos", false);
+  if (!keys) return call.fail(keys.err().message);
+  // There is no permission dialog on an agent desktop: what is asked for is
+  // granted, and grants add up until the idle release clears them.
+  session_grants& g = call.grants();
+  for (std::string& a : *apps) g.apps.insert(std::move(a));
+  g.clipboard_read = g.clipboard_read || *read;
+  g.clipboard_write = g.clipboard_write || *write;
+  g.system_key_combos = g.system_key_combos || *keys;
+  call.finish(tool_result::text(request_access_json(g)));
+}
+
+void handle_list_granted_applications(tool_call& call) {
+  call.finish(tool_result::text(granted_json(call.grants())));
+}
+
+void handle_read_clipboard(tool_call& call) {
+  if (!call.grants().clipboard_read) return call.fail(needs_grant("read_clipboard", "clipboardRead"));
+  call.desktop(make_clipboard_read());
+}
+
+void handle_write_clipboard(tool_call& call) {
+  auto text = arg_string(call.args, "text");
+  if (!text) return call.fail(text.err().message);
+  if (!call.grants().clipboard_write) {
+    return call.fail(needs_grant("write_clipboard", "clipboardWrite"));
+  }
+  call.desktop(make_clipboard_write(std::string(*text), count_code_points(*text)));
+}
+
+void handle_open_application(tool_call& call) {
+  auto app = arg_string(call.args, "app");
+  if (!app) return call.fail(app.err().message);
+  if (app->empty()) return call.fail(invalid_argument("app", "a non-empty name").message);
+  call.desktop(make_open_application(std::string(*app)));
+}
+
+void handle_switch_display(tool_call& call) {
+  auto display = arg_string(call.args, "display");
+  if (!display) return call.fail(display.err().message);
+  if (*display == call.x_display()) {
+    // The X display itself, as the reference server answered.
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("display").string(call.x_display()).key("switched").boolean(false);
+    j.key("requested").string(*display);
+    j.key("note").string(str_cat("already on display ", call.x_display())).end_object();
+    return call.finish(tool_result::text(std::move(out)));
+  }
+  call.desktop(make_switch_display(std::string(*display), call.display_area()));
+}
+
+}  // namespace cu

@@ -1,0 +1,28 @@
+// Owns: the atoms the desktop thread uses (selections, ICCCM and EWMH
+// window properties), interned once per connection in one batch.
+// Thread affinity: plain values; intern_atoms runs on the thread that owns
+// the connection.
+#pragma once
+
+#include <xcb/xcb.h>
+
+#include "util/result.h"
+
+namespace cu {
+
+struct x11_atoms {
+  // Selections (ICCCM section 2).
+  xcb_atom_t CLIPBOARD = 0, TARGETS = 0, MULTIPLE = 0, TIMESTAMP = 0, INCR = 0;
+  xcb_atom_t UTF8_STRING = 0, TEXT = 0, text_plain_utf8 = 0, text_plain = 0;
+  xcb_atom_t CU_SELECTION = 0;  // Where our reads ask owners to put the data.
+  xcb_atom_t CU_TIMESTAMP = 0;  // Appended to (empty) to learn the server time.
+  // Windows (ICCCM and EWMH).
+  xcb_atom_t WM_STATE = 0, _NET_WM_NAME = 0, _NET_WM_PID = 0, _NET_CLIENT_LIST = 0;
+  xcb_atom_t _NET_CLIENT_LIST_STACKING = 0, _NET_ACTIVE_WINDOW = 0, _NET_SUPPORTED = 0;
+  xcb_atom_t _NET_SUPPORTING_WM_CHECK = 0;
+};
+
+// Interns every atom above (one round trip for all of them).
+result<x11_atoms> intern_atoms(xcb_connection_t* c);
+
+}  // namespace cu

@@ -1,0 +1,215 @@
+#include "x11/desktop.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "util/log.h"
+#include "util/str_cat.h"
+
+namespace cu {
+
+desktop::desktop(std::string display, completion_queue& done)
+    : display_(std::move(display)), done_(done), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  thread_ = std::thread(&desktop::thread_main, this);
+}
+
+desktop::~desktop() {
+  stop();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void desktop::wake() {
+  uint64_t one = 1;
+  ssize_t n = write(wake_fd_, &one, sizeof one);
+  (void)n;  // A full counter still wakes the thread.
+}
+
+void desktop::post(uint64_t seq, std::string id_json, std::unique_ptr<desktop_op> op) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    incoming_.push_back(running{seq, std::move(id_json), std::move(op)});
+  }
+  wake();
+}
+
+void desktop::cancel(uint64_t seq) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancels_.push_back(seq);
+  }
+  wake();
+}
+
+void desktop::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+bool desktop::ensure_connected(std::string* why) {
+  if (conn_ && !xcb_connection_has_error(conn_.get())) return true;
+  if (conn_) drop_connection();
+  int screen_number = 0;
+  auto c = x11_connect(display_, &screen_number);
+  if (!c) {
+    *why = c.err().message;
+    return false;
+  }
+  xcb_screen_t* screen = x11_screen(c->get(), screen_number);
+  auto atoms = intern_atoms(c->get());
+  if (screen == nullptr || !atoms) {
+    *why = str_cat("cannot set up the X connection to ", display_);
+    return false;
+  }
+  conn_ = std::move(*c);
+  atoms_ = *atoms;
+  root_ = screen->root;
+  xcb_connection_t* conn = conn_.get();
+  // An unmapped window to own selections and receive converted data on.
+  window_ = xcb_generate_id(conn);
+  const uint32_t values[] = {1, XCB_EVENT_MASK_PROPERTY_CHANGE};
+  xcb_create_window(conn, XCB_COPY_FROM_PARENT, window_, root_, -10, -10, 1, 1, 0,
+                    XCB_WINDOW_CLASS_INPUT_ONLY, XCB_COPY_FROM_PARENT,
+                    XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+  const char title[] = "computer-use-mcp";
+  xcb_change_property(conn, XCB_PROP_MODE_REPLACE, window_, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
+                      sizeof title - 1, title);
+  // New top-level windows and root property changes (_NET_ACTIVE_WINDOW,
+  // _NET_CLIENT_LIST) wake operations that wait for them.
+  const uint32_t root_mask = XCB_EVENT_MASK_SUBSTRUCTURE_NOTIFY | XCB_EVENT_MASK_PROPERTY_CHANGE;
+  xcb_change_window_attributes(conn, root_, XCB_CW_EVENT_MASK, &root_mask);
+  xcb_flush(conn);
+  clipboard_.attach(conn, &atoms_, window_);
+  ctx_ = desktop_context{conn, root_, window_, &atoms_, &clipboard_, display_};
+  return true;
+}
+
+void desktop::drop_connection() {
+  conn_.reset();
+  ctx_ = desktop_context{};
+  for (running& r : ops_) {
+    if (r.started) {
+      finish(r, desktop_result{
+                    tool_result::failure(str_cat("lost the connection to X display ", display_)),
+                    {}});
+    }
+  }
+  ops_.remove_if([](const running& r) { return r.op == nullptr; });
+}
+
+void desktop::finish(running& r, std::optional<desktop_result> result) {
+  completion c;
+  c.seq = r.seq;
+  if (result) {
+    c.line = render_tool_response(r.id_json, result->result);
+    c.display_area = std::move(result->display_area);
+  }
+  done_.push(std::move(c));
+  r.op.reset();
+}
+
+void desktop::dispatch(const xcb_generic_event_t* ev) {
+  if (clipboard_.handle(ev)) return;
+  for (running& r : ops_) {
+    if (!r.started || !r.op) continue;
+    if (auto res = r.op->on_event(ctx_, ev)) finish(r, std::move(res));
+  }
+}
+
+void desktop::start_ready() {
+  std::vector<const char*> busy;
+  for (running& r : ops_) {
+    if (!r.op) continue;
+    const char* key = r.op->serial_key();
+    bool blocked = key != nullptr && std::any_of(busy.begin(), busy.end(), [&](const char* k) {
+                     return strcmp(k, key) == 0;
+                   });
+    if (key != nullptr) busy.push_back(key);
+    if (r.started || blocked) continue;
+    std::string why;
+    if (!ensure_connected(&why)) {
+      finish(r, desktop_result{tool_result::failure(why), {}});
+      continue;
+    }
+    r.started = true;
+    if (auto res = r.op->start(ctx_)) finish(r, std::move(res));
+  }
+  ops_.remove_if([](const running& r) { return r.op == nullptr; });
+}
+
+void desktop::thread_main() {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (running& r : incoming_) ops_.push_back(std::move(r));
+      incoming_.clear();
+      for (uint64_t seq : cancels_) {
+        for (running& r : ops_) {
+          if (r.seq == seq && r.op) finish(r, std::nullopt);
+        }
+      }
+      cancels_.clear();
+      if (stopping_ && ops_.empty()) break;
+    }
+    ops_.remove_if([](const running& r) { return r.op == nullptr; });
+    start_ready();
+
+    // Events already read into xcb's queue (by a reply we waited for) would
+    // never wake poll(): handle them first.
+    if (conn_) {
+      while (xcb_generic_event_t* ev = xcb_poll_for_queued_event(conn_.get())) {
+        dispatch(ev);
+        free(ev);
+      }
+      if (xcb_connection_has_error(conn_.get())) {
+        log(log_level::warn, "desktop: lost the connection to %s", display_.c_str());
+        drop_connection();
+      }
+    }
+    ops_.remove_if([](const running& r) { return r.op == nullptr; });
+
+    auto now = desktop_clock::now();
+    auto next = desktop_clock::time_point::max();
+    for (running& r : ops_) {
+      if (r.started && r.op) next = std::min(next, r.op->wake_at);
+    }
+    if (auto e = clipboard_.next_expiry()) next = std::min(next, *e);
+    int timeout = -1;
+    if (next != desktop_clock::time_point::max()) {
+      timeout = next <= now ? 0
+                            : int(std::chrono::ceil<std::chrono::milliseconds>(next - now).count());
+    }
+    pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {conn_ ? xcb_get_file_descriptor(conn_.get()) : -1, POLLIN, 0}};
+    int n = poll(fds, conn_ ? 2 : 1, timeout);
+    if (n < 0 && errno != EINTR) {
+      log(log_level::error, "desktop: poll: %s", strerror(errno));
+    }
+    if (fds[0].revents & POLLIN) {
+      uint64_t count = 0;
+      ssize_t r = read(wake_fd_, &count, sizeof count);
+      (void)r;
+    }
+    if (conn_) {
+      while (xcb_generic_event_t* ev = xcb_poll_for_event(conn_.get())) {
+        dispatch(ev);
+        free(ev);
+      }
+    }
+    now = desktop_clock::now();
+    clipboard_.expire(now);
+    for (running& r : ops_) {
+      if (r.started && r.op && r.op->wake_at <= now) {
+        if (auto res = r.op->on_wake(ctx_)) finish(r, std::move(res));
+      }
+    }
+  }
+}
+
+}  // namespace cu

@@ -1,0 +1,82 @@
+// Owns: the desktop thread and its X connection, an unmapped window of its
+// own, the CLIPBOARD this server owns (served to other clients whenever
+// they ask, not only during a call), and the operations of the clipboard,
+// open_application and switch_display tools. It sleeps in poll() on the X
+// connection and an eventfd until an X event, a new operation or a
+// deadline; each operation reacts to events and its own wake-up time.
+// Thread affinity: post(), cancel() and stop() on the loop thread;
+// everything else on the desktop thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol/completion_queue.h"
+#include "x11/atoms.h"
+#include "x11/connection.h"
+#include "x11/desktop_op.h"
+#include "x11/selection.h"
+
+namespace cu {
+
+class desktop {
+ public:
+  desktop(std::string display, completion_queue& done);
+  ~desktop();
+  desktop(const desktop&) = delete;
+  desktop& operator=(const desktop&) = delete;
+
+  // Runs op for request seq; its completion carries the response line.
+  void post(uint64_t seq, std::string id_json, std::unique_ptr<desktop_op> op);
+
+  // Drops request seq's operation; its completion carries an empty line.
+  void cancel(uint64_t seq);
+
+  // Finishes the running operations (their deadlines bound it), then joins.
+  void stop();
+
+ private:
+  struct running {
+    uint64_t seq;
+    std::string id_json;
+    std::unique_ptr<desktop_op> op;
+    bool started = false;
+  };
+
+  void thread_main();
+  // Connects, interns atoms, makes our window and selects root events.
+  bool ensure_connected(std::string* why);
+  void drop_connection();
+  void dispatch(const xcb_generic_event_t* ev);
+  void finish(running& r, std::optional<desktop_result> result);
+  void start_ready();
+  void wake();
+
+  std::string display_;
+  completion_queue& done_;
+  int wake_fd_ = -1;
+
+  std::mutex mu_;  // Guards incoming_, cancels_ and stopping_.
+  std::vector<running> incoming_;
+  std::vector<uint64_t> cancels_;
+  bool stopping_ = false;
+
+  // Desktop thread only.
+  xcb_ptr conn_;
+  x11_atoms atoms_;
+  xcb_window_t root_ = XCB_NONE;
+  xcb_window_t window_ = XCB_NONE;
+  clipboard_owner clipboard_;
+  desktop_context ctx_;
+  std::list<running> ops_;  // In arrival order; those not started wait for their key.
+  std::thread thread_;
+};
+
+}  // namespace cu

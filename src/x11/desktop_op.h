@@ -1,0 +1,75 @@
+// Owns: the shape of one operation on the desktop thread (a clipboard read
+// or write, open_application, switch_display), and the factories that make
+// them. An operation reacts to X events and to its own wake-up time, so one
+// that waits (for a slow clipboard owner, a launched program's window) never
+// holds up the others.
+// Thread affinity: made on the loop thread with validated arguments, then
+// run only on the desktop thread.
+#pragma once
+
+#include <xcb/xcb.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "capture/geometry.h"
+#include "protocol/tool_result.h"
+#include "x11/atoms.h"
+
+namespace cu {
+
+class clipboard_owner;
+using desktop_clock = std::chrono::steady_clock;
+
+// What an operation ends with.
+struct desktop_result {
+  tool_result result;
+  // switch_display: the display area from now on (nothing inside: the whole
+  // screen). The loop applies it and clears the coordinate session.
+  std::optional<std::optional<rect>> display_area;
+};
+
+// What an operation may use; valid while it runs.
+struct desktop_context {
+  xcb_connection_t* conn = nullptr;
+  xcb_window_t root = XCB_NONE;
+  xcb_window_t window = XCB_NONE;  // Ours: an unmapped window for selections.
+  const x11_atoms* atoms = nullptr;
+  clipboard_owner* clipboard = nullptr;
+  std::string display;
+};
+
+class desktop_op {
+ public:
+  virtual ~desktop_op() = default;
+
+  // Operations with the same key run one at a time, in order of arrival.
+  virtual const char* serial_key() const { return nullptr; }
+
+  // Begins the work; a result finishes the operation at once.
+  virtual std::optional<desktop_result> start(desktop_context& d) = 0;
+
+  // Every X event that arrives while the operation runs.
+  virtual std::optional<desktop_result> on_event(desktop_context&, const xcb_generic_event_t*) {
+    return std::nullopt;
+  }
+
+  // Called at wake_at; must finish or move wake_at later.
+  virtual std::optional<desktop_result> on_wake(desktop_context& d) = 0;
+
+  desktop_clock::time_point wake_at = desktop_clock::time_point::max();
+};
+
+// selection.cpp
+std::unique_ptr<desktop_op> make_clipboard_read();
+std::unique_ptr<desktop_op> make_clipboard_write(std::string text, size_t characters);
+
+// desktop_ops.cpp
+std::unique_ptr<desktop_op> make_open_application(std::string app);
+// current_area: the area in use now (nothing: the whole screen).
+std::unique_ptr<desktop_op> make_switch_display(std::string requested,
+                                                std::optional<rect> current_area);
+
+}  // namespace cu
