@@ -131,7 +131,8 @@ json_ptr parse_json(std::string text) {
 
 server_process::server_process(const std::string& display,
                                std::map<std::string, std::string> extra_env,
-                               const std::string& stdin_file) {
+                               const std::string& stdin_file,
+                               std::vector<std::string> wrapper) {
   tmp_dir_ = make_temp_dir();
   lock_path_ = tmp_dir_ + "/lock";
   save_dir_ = tmp_dir_ + "/saved";
@@ -183,6 +184,14 @@ server_process::server_process(const std::string& display,
     std::vector<char*> envp;
     for (auto& s : env_strings) envp.push_back(s.data());
     envp.push_back(nullptr);
+    if (!wrapper.empty()) {
+      std::vector<char*> argv;
+      for (auto& a : wrapper) argv.push_back(a.data());
+      argv.push_back(binary.data());
+      argv.push_back(nullptr);
+      execvpe(wrapper[0].c_str(), argv.data(), envp.data());
+      _exit(127);
+    }
     char* argv[] = {binary.data(), nullptr};
     execve(binary.c_str(), argv, envp.data());
     _exit(127);

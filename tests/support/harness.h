@@ -58,9 +58,15 @@ class server_process {
   // When it goes out of scope it closes stdin and checks that the server
   // exits with the expected status (so a crash, a sanitizer report or a hang
   // at shutdown fails the test that caused it).
+  //
+  // A non-empty wrapper runs the server under another program: the process
+  // started is wrapper[0] (searched in PATH) with the rest of wrapper and
+  // then the server binary as its arguments, e.g. {"strace", "-f", "-o",
+  // LOG}. pid() is then the wrapper's.
   explicit server_process(const std::string& display,
                           std::map<std::string, std::string> extra_env = {},
-                          const std::string& stdin_file = {});
+                          const std::string& stdin_file = {},
+                          std::vector<std::string> wrapper = {});
 
   // Special stdin: TTY gives the server the slave side of a new pseudo
   // terminal (write_raw and send then type into its master).
