@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "util/ascii.h"
 #include "util/utf8.h"
 
 namespace cu {
@@ -44,17 +45,6 @@ constexpr alias kAliases[] = {
     {"numlock", XKB_KEY_Num_Lock},   {"printscreen", XKB_KEY_Print},
     {"prtsc", XKB_KEY_Print},        {"context_menu", XKB_KEY_Menu},
 };
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 

@@ -15,21 +15,13 @@
 #include <fstream>
 #include <unordered_set>
 
+#include "util/ascii.h"
+
 namespace cu {
 namespace {
 
 // ---------------------------------------------------------------------------
 // Names and paths.
-
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
-  }
-  return true;
-}
 
 bool ends_with_desktop(std::string_view name) {
   constexpr std::string_view kSuffix = ".desktop";

@@ -23,6 +23,9 @@ namespace cu {
 class clipboard_owner;
 using desktop_clock = std::chrono::steady_clock;
 
+// An event's type without the bit that marks events sent by clients.
+inline uint8_t event_type(const xcb_generic_event_t* ev) { return ev->response_type & 0x7f; }
+
 // What an operation ends with.
 struct desktop_result {
   tool_result result;

@@ -24,8 +24,6 @@ constexpr auto kActivatePatience = 2s;
 // even without an event (a window may get its WM_CLASS after mapping).
 constexpr auto kRescan = 100ms;
 
-uint8_t event_type(const xcb_generic_event_t* ev) { return ev->response_type & 0x7f; }
-
 class open_application final : public desktop_op {
  public:
   explicit open_application(std::string app) : app_(std::move(app)) {}

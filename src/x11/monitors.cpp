@@ -5,23 +5,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "util/ascii.h"
 #include "x11/connection.h"
 
 namespace cu {
-namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 std::string geometry_text(const rect& r) {
   std::string out = std::to_string(r.w);

@@ -23,8 +23,6 @@ constexpr auto kWritePatience = 2s;
 // abandoned.
 constexpr auto kTransferIdle = 10s;
 
-uint8_t event_type(const xcb_generic_event_t* ev) { return ev->response_type & 0x7f; }
-
 std::string seconds(desktop_clock::duration d) {
   char buf[16];
   snprintf(buf, sizeof buf, "%g", std::chrono::duration<double>(d).count());

@@ -4,16 +4,11 @@
 #include <cctype>
 #include <cstdio>
 
+#include "util/ascii.h"
 #include "x11/connection.h"
 
 namespace cu {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 // The value of a property as bytes, or "" when absent.
 std::string property_bytes(xcb_connection_t* c, xcb_get_property_cookie_t cookie) {
@@ -120,10 +115,10 @@ std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atom
 
 std::optional<window_info> match_window(const std::vector<window_info>& windows,
                                         std::string_view app) {
-  std::string want = lower(app);
+  std::string want = ascii_lower(app);
   if (want.empty()) return std::nullopt;
   auto rank = [&](const window_info& w) -> int {
-    std::string inst = lower(w.instance), cls = lower(w.cls), title = lower(w.title);
+    std::string inst = ascii_lower(w.instance), cls = ascii_lower(w.cls), title = ascii_lower(w.title);
     if (inst == want || cls == want) return 0;
     if (title == want) return 1;
     if (inst.find(want) != std::string::npos || cls.find(want) != std::string::npos) return 2;

@@ -35,12 +35,6 @@ std::string make_temp_dir() {
   return tmpl;
 }
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Waits for fd to become readable; false on timeout.
 bool wait_readable(int fd, int64_t deadline) {
   for (;;) {
@@ -403,6 +397,25 @@ void x_client::fill(xcb_window_t w, int x, int y, int width, int height, rgb col
 
 void x_client::sync() {
   free(xcb_get_input_focus_reply(conn_, xcb_get_input_focus(conn_), nullptr));
+}
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<int64_t> int_array(const std::string& json_text) {
+  json_ptr j = parse_json(json_text);
+  std::vector<int64_t> out;
+  simdjson::dom::array a;
+  if (j->root.get(a) != simdjson::SUCCESS) return out;
+  for (simdjson::dom::element e : a) {
+    int64_t v;
+    if (e.get(v) != simdjson::SUCCESS) return {};
+    out.push_back(v);
+  }
+  return out;
 }
 
 }  // namespace cu::test

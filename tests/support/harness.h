@@ -41,6 +41,12 @@ class xvfb {
 // A display number with no X server behind it (no socket, no lock file).
 int unused_display_number();
 
+// Milliseconds on the steady clock, for deadlines.
+int64_t now_ms();
+
+// A JSON array of integers ("[12, 34]"); empty when it is not one.
+std::vector<int64_t> int_array(const std::string& json_text);
+
 // A parsed JSON line; the element stays valid as long as this object lives.
 struct json_line {
   std::string text;

@@ -20,12 +20,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 void round_trip(xcb_connection_t* c) {
   free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
 }

@@ -17,16 +17,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "support/harness.h"
+
 namespace cu::test {
 namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
-
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string make_temp_dir(const char* prefix) {
   std::string tmpl = "/tmp/";

@@ -22,12 +22,6 @@ namespace {
 
 constexpr uint16_t kModifierMask = kShiftMask | kControlMask | kMod1Mask;
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Ten image points of a 1366x768 screenshot, both far corners among them.
 constexpr std::pair<int, int> kPoints[] = {
     {0, 0},     {1365, 767}, {1, 1},    {683, 384}, {100, 700},
@@ -96,19 +90,6 @@ bool wait_key_down(input_probe& probe, std::initializer_list<uint32_t> keysyms,
     if (now_ms() > deadline) return false;
     usleep(5000);
   }
-}
-
-std::vector<int64_t> int_array(const std::string& json_text) {
-  json_ptr j = parse_json(json_text);
-  std::vector<int64_t> out;
-  simdjson::dom::array a;
-  if (j->root.get(a) != simdjson::SUCCESS) return out;
-  for (simdjson::dom::element e : a) {
-    int64_t v;
-    if (e.get(v) != simdjson::SUCCESS) return {};
-    out.push_back(v);
-  }
-  return out;
 }
 
 // The id of a response line, as JSON text ("" when it has none).

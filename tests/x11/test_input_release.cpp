@@ -21,12 +21,6 @@ using namespace cu::test;
 
 namespace {
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 bool nothing_pressed(input_probe& probe) {
   return probe.keys_down().empty() && probe.buttons_mask() == 0;
 }

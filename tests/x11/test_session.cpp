@@ -28,12 +28,6 @@ using namespace cu::test;
 
 namespace {
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Built with append: GCC 12 warns falsely (-Wrestrict) on "(" + to_string().
 std::string coord(int x, int y) {
   std::string s = "[";
@@ -100,19 +94,6 @@ size_t key_count(const json_line& j) {
   simdjson::dom::object o;
   if (j.root.get(o) != simdjson::SUCCESS) return 0;
   return o.size();
-}
-
-std::vector<int64_t> int_array(const std::string& json_text) {
-  json_ptr j = parse_json(json_text);
-  std::vector<int64_t> out;
-  simdjson::dom::array a;
-  if (j->root.get(a) != simdjson::SUCCESS) return out;
-  for (simdjson::dom::element e : a) {
-    int64_t v;
-    if (e.get(v) != simdjson::SUCCESS) return {};
-    out.push_back(v);
-  }
-  return out;
 }
 
 // Calls a tool that must succeed and returns its text.
