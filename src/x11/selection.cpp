@@ -41,7 +41,8 @@ std::optional<property_value> take_property(xcb_connection_t* c, xcb_window_t w,
   if (!r) return std::nullopt;
   property_value v;
   v.type = r->type;
-  size_t n = size_t(xcb_get_property_value_length(r.get())) * (r->format / 8);
+  // The value length is in bytes already, whatever the format.
+  size_t n = size_t(xcb_get_property_value_length(r.get()));
   v.bytes.assign(static_cast<const char*>(xcb_get_property_value(r.get())), n);
   return v;
 }

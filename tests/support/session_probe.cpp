@@ -279,7 +279,7 @@ std::optional<std::string> x_observer::property(xcb_window_t w, xcb_atom_t prop,
   if (r->format != 0 && r->type != XCB_NONE &&
       (type == XCB_GET_PROPERTY_TYPE_ANY || r->type == type)) {
     const char* v = static_cast<const char*>(xcb_get_property_value(r));
-    out = std::string(v, size_t(xcb_get_property_value_length(r)) * (r->format / 8));
+    out = std::string(v, size_t(xcb_get_property_value_length(r)));  // Bytes, any format.
   }
   free(r);
   return out;

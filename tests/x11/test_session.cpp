@@ -531,6 +531,22 @@ TEST_CASE("2 MiB of mixed UTF-8 from xclip is what read_clipboard returns") {
   CHECK(got == text);
 }
 
+TEST_CASE("2 MiB one server owns reaches another server's read_clipboard by INCR") {
+  // xclip -i offers 2 MiB in one property (BIG-REQUESTS allows it), so the
+  // INCR read path needs an owner that sends pieces: the server itself does
+  // above 256 KiB.
+  xvfb x;
+  server_process owner(x.display());
+  server_process reader(x.display());
+  ok_text(owner, "request_access", kGrantClipboard);
+  ok_text(reader, "request_access", kGrantClipboard);
+  const std::string text = mixed_utf8(kTwoMiB, 13);
+  CHECK(ok_text(owner, "write_clipboard", text_arg(text)) == wrote(code_points(text)));
+  const std::string got = ok_text(reader, "read_clipboard");
+  INFO(first_difference(got, text));
+  CHECK(got == text);
+}
+
 TEST_CASE("a clipboard owner that never answers makes read_clipboard fail with 'did not answer' within 5 s") {
   xvfb x;
   server_process s(x.display());
