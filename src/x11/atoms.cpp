@@ -10,7 +10,7 @@ namespace cu {
 
 result<x11_atoms> intern_atoms(xcb_connection_t* c) {
   x11_atoms a;
-  const std::array<std::pair<const char*, xcb_atom_t*>, 19> names = {{
+  const std::array<std::pair<const char*, xcb_atom_t*>, 21> names = {{
       {"CLIPBOARD", &a.CLIPBOARD},
       {"TARGETS", &a.TARGETS},
       {"MULTIPLE", &a.MULTIPLE},
@@ -23,6 +23,8 @@ result<x11_atoms> intern_atoms(xcb_connection_t* c) {
       {"_CU_SELECTION", &a.CU_SELECTION},
       {"_CU_TIMESTAMP", &a.CU_TIMESTAMP},
       {"WM_STATE", &a.WM_STATE},
+      {"WM_PROTOCOLS", &a.WM_PROTOCOLS},
+      {"WM_TAKE_FOCUS", &a.WM_TAKE_FOCUS},
       {"_NET_WM_NAME", &a._NET_WM_NAME},
       {"_NET_WM_PID", &a._NET_WM_PID},
       {"_NET_CLIENT_LIST", &a._NET_CLIENT_LIST},

@@ -17,6 +17,7 @@ struct x11_atoms {
   xcb_atom_t CU_SELECTION = 0;  // Where our reads ask owners to put the data.
   xcb_atom_t CU_TIMESTAMP = 0;  // Appended to (empty) to learn the server time.
   // Windows (ICCCM and EWMH).
+  xcb_atom_t WM_PROTOCOLS = 0, WM_TAKE_FOCUS = 0;
   xcb_atom_t WM_STATE = 0, _NET_WM_NAME = 0, _NET_WM_PID = 0, _NET_CLIENT_LIST = 0;
   xcb_atom_t _NET_CLIENT_LIST_STACKING = 0, _NET_ACTIVE_WINDOW = 0, _NET_SUPPORTED = 0;
   xcb_atom_t _NET_SUPPORTING_WM_CHECK = 0;

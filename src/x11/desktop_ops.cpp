@@ -99,6 +99,11 @@ class open_application final : public desktop_op {
     if (wm_supports_active_window(d.conn, *d.atoms, d.root)) {
       via_ = "ewmh";
       request_activation(d.conn, *d.atoms, d.root, w.id);
+      if (!w.takes_focus) {
+        // The manager raises it but, rightly, will not focus it.
+        return answer(false, "the window was raised; it does not take the keyboard focus "
+                             "(ICCCM input hint false)");
+      }
       if (active_window(d.conn, *d.atoms, d.root) == w.id) return answer(true);
       window_ = w.id;
       wake_at = desktop_clock::now() + kActivatePatience;

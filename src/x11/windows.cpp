@@ -74,7 +74,7 @@ std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atom
   }
   // Ask for everything at once, then collect: one round trip's latency.
   struct cookies {
-    xcb_get_property_cookie_t cls, net_name, name, pid;
+    xcb_get_property_cookie_t cls, net_name, name, pid, hints, protocols;
     xcb_get_window_attributes_cookie_t attrs;
   };
   std::vector<cookies> ck;
@@ -84,6 +84,8 @@ std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atom
                   xcb_get_property(c, 0, w, a._NET_WM_NAME, a.UTF8_STRING, 0, 1024),
                   xcb_get_property(c, 0, w, XCB_ATOM_WM_NAME, XCB_GET_PROPERTY_TYPE_ANY, 0, 1024),
                   xcb_get_property(c, 0, w, a._NET_WM_PID, XCB_ATOM_CARDINAL, 0, 1),
+                  xcb_get_property(c, 0, w, XCB_ATOM_WM_HINTS, XCB_ATOM_WM_HINTS, 0, 9),
+                  xcb_get_property(c, 0, w, a.WM_PROTOCOLS, XCB_ATOM_ATOM, 0, 64),
                   xcb_get_window_attributes(c, w)});
   }
   std::vector<window_info> out;
@@ -103,6 +105,19 @@ std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atom
     reply_ptr<xcb_get_property_reply_t> pid(xcb_get_property_reply(c, ck[i].pid, nullptr));
     if (pid && pid->format == 32 && xcb_get_property_value_length(pid.get()) >= 4) {
       info.pid = *static_cast<const uint32_t*>(xcb_get_property_value(pid.get()));
+    }
+    reply_ptr<xcb_get_property_reply_t> hints(xcb_get_property_reply(c, ck[i].hints, nullptr));
+    reply_ptr<xcb_get_property_reply_t> protocols(
+        xcb_get_property_reply(c, ck[i].protocols, nullptr));
+    if (hints && hints->format == 32 && xcb_get_property_value_length(hints.get()) >= 8) {
+      auto* h = static_cast<const uint32_t*>(xcb_get_property_value(hints.get()));
+      constexpr uint32_t kInputHint = 1;
+      if ((h[0] & kInputHint) != 0 && h[1] == 0) info.takes_focus = false;
+    }
+    if (!info.takes_focus && protocols && protocols->format == 32) {
+      auto* p = static_cast<const xcb_atom_t*>(xcb_get_property_value(protocols.get()));
+      int n = xcb_get_property_value_length(protocols.get()) / 4;
+      info.takes_focus = std::find(p, p + n, a.WM_TAKE_FOCUS) != p + n;
     }
     reply_ptr<xcb_get_window_attributes_reply_t> at(
         xcb_get_window_attributes_reply(c, ck[i].attrs, nullptr));

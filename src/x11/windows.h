@@ -27,6 +27,10 @@ struct window_info {
   std::string title;     // _NET_WM_NAME, else WM_NAME.
   uint32_t pid = 0;      // _NET_WM_PID, 0 when unknown.
   bool viewable = false;
+  // ICCCM 4.1.7: whether the window takes the keyboard focus (its WM_HINTS
+  // input field, or WM_TAKE_FOCUS in WM_PROTOCOLS). xclock, for one, does
+  // not, and a window manager will then raise it but not focus it.
+  bool takes_focus = true;
 };
 
 // Top-level client windows, bottom to top where the order is known.

@@ -306,6 +306,14 @@ std::string x_observer::title(xcb_window_t w) {
   return {};
 }
 
+xcb_window_t x_observer::window_property(xcb_window_t w, std::string_view name) {
+  std::optional<std::string> v = property(w, atom(name), XCB_ATOM_WINDOW);
+  if (!v || v->size() < 4) return XCB_NONE;
+  xcb_window_t out;
+  memcpy(&out, v->data(), 4);
+  return out;
+}
+
 std::optional<uint32_t> x_observer::net_wm_pid(xcb_window_t w) {
   std::optional<std::string> v = property(w, atom("_NET_WM_PID"), XCB_ATOM_CARDINAL);
   if (!v || v->size() < 4) return std::nullopt;

@@ -91,6 +91,9 @@ class x_observer {
   // _NET_WM_NAME, or WM_NAME when that is unset.
   std::string title(xcb_window_t w);
   std::optional<uint32_t> net_wm_pid(xcb_window_t w);
+  // The first window a WINDOW-typed property names (_NET_ACTIVE_WINDOW,
+  // _NET_SUPPORTING_WM_CHECK), or None.
+  xcb_window_t window_property(xcb_window_t w, std::string_view name);
   // Top-level windows whose WM_CLASS class part is exactly cls.
   std::vector<xcb_window_t> windows_with_class(std::string_view cls);
 

@@ -668,6 +668,46 @@ TEST_CASE("open_application launches xclock when none runs and focuses its windo
   CHECK(processes_on_display("xclock", x.display()).size() == 1);
 }
 
+TEST_CASE("under a window manager open_application activates through _NET_ACTIVE_WINDOW") {
+  xvfb x;
+  x_observer obs(x.display());
+  launched_reaper reaper("xclock", x.display());
+  background_program wm({"openbox", "--sm-disable"}, x.display());
+  // Waiting on another program: poll, with a deadline, for the manager to
+  // announce itself.
+  const int64_t deadline = now_ms() + 20000;
+  while (obs.window_property(obs.root(), "_NET_SUPPORTING_WM_CHECK") == XCB_NONE) {
+    REQUIRE(wm.running());
+    REQUIRE(now_ms() < deadline);
+    usleep(10000);
+  }
+  std::string first_title = "cu-wm-first-", second_title = "cu-wm-second-";
+  first_title.append(std::to_string(getpid()));
+  second_title.append(std::to_string(getpid()));
+  xterm_window first(x.display(), first_title, 0, 0);
+  xterm_window second(x.display(), second_title, 700, 400);
+  server_process s(x.display());
+  for (const std::string& title : {first_title, second_title, first_title}) {
+    json_ptr r = parse_json(ok_text(s, "open_application", app_args(title)));
+    INFO(r->text);
+    CHECK(string_field(*r, "via") == "ewmh");
+    CHECK(bool_field(*r, "focused") == true);
+    CHECK(bool_field(*r, "launched") == false);
+    const xcb_window_t w = window_field(*r);
+    CHECK(obs.title(w) == title);
+    // The server answers once the manager has named the window active.
+    CHECK(obs.window_property(obs.root(), "_NET_ACTIVE_WINDOW") == w);
+    CHECK(focus_is(obs, w));
+  }
+  // xclock declines the keyboard focus (ICCCM input hint false): the
+  // manager raises it, and the answer says it is not focused.
+  json_ptr clock = parse_json(ok_text(s, "open_application", R"({"app":"xclock"})"));
+  INFO(clock->text);
+  CHECK(bool_field(*clock, "launched") == true);
+  CHECK(bool_field(*clock, "focused") == false);
+  CHECK(contains(string_field(*clock, "note").value_or(""), "does not take the keyboard focus"));
+}
+
 TEST_CASE("open_application of an app that neither runs nor can be launched answers focused:false with a note") {
   xvfb x;
   x_observer obs(x.display());

@@ -12,9 +12,10 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 # xfonts-base); setxkbmap (x11-xkb-utils) switches the layout to German;
 # xclip is the other side of the clipboard tests; xclock (x11-apps) is what
 # open_application launches; xrandr (x11-xserver-utils) splits the screen
-# into monitors; strace shows that the server runs no other program.
+# into monitors; strace shows that the server runs no other program;
+# openbox is a real EWMH window manager for the _NET_ACTIVE_WINDOW path.
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
-  strace"
+  strace openbox"
 
 cu_missing_packages() {
   local p missing=()
