@@ -151,7 +151,6 @@ bool input_actor::serve_until(clock_type::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (serve_once(lock)) return false;
-    if (stopping_ && running_cancelled_) return false;
     if (clock_type::now() >= deadline) return true;
     auto wake = deadline;
     for (const hold& h : holds_) wake = std::min(wake, h.until);
