@@ -10,6 +10,7 @@
 #include <xcb/xcb.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +26,14 @@ using desktop_clock = std::chrono::steady_clock;
 
 // An event's type without the bit that marks events sent by clients.
 inline uint8_t event_type(const xcb_generic_event_t* ev) { return ev->response_type & 0x7f; }
+
+// "3" for three seconds, "0.5" for half of one: for messages that quote a
+// deadline, so they never drift from it.
+inline std::string seconds_text(desktop_clock::duration d) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%g", std::chrono::duration<double>(d).count());
+  return buf;
+}
 
 // What an operation ends with.
 struct desktop_result {

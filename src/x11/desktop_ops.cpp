@@ -66,12 +66,14 @@ class open_application final : public desktop_op {
     if (window_ != XCB_NONE) {
       bool ok = active_window(d.conn, *d.atoms, d.root) == window_;
       return answer(ok, ok ? std::string()
-                           : "the window manager did not activate the window within 2 s");
+                           : str_cat("the window manager did not activate the window within ",
+                                     seconds_text(kActivatePatience), " s"));
     }
     if (auto r = look(d)) return r;
     if (desktop_clock::now() >= give_up_) {
       return answer(false, str_cat("started pid ", std::to_string(pid_),
-                                   " but no window of it appeared within 10 s"));
+                                   " but no window of it appeared within ",
+                                   seconds_text(kLaunchPatience), " s"));
     }
     wake_at = desktop_clock::now() + kRescan;
     return std::nullopt;

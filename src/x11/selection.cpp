@@ -23,12 +23,6 @@ constexpr auto kWritePatience = 2s;
 // abandoned.
 constexpr auto kTransferIdle = 10s;
 
-std::string seconds(desktop_clock::duration d) {
-  char buf[16];
-  snprintf(buf, sizeof buf, "%g", std::chrono::duration<double>(d).count());
-  return buf;
-}
-
 // A property's whole value, deleting it (which, for INCR, asks for more).
 struct property_value {
   xcb_atom_t type = XCB_NONE;
@@ -118,7 +112,7 @@ class clipboard_read final : public desktop_op {
                              ") stopped sending after ", std::to_string(data_.size()), " bytes"));
     }
     return failure(str_cat("the clipboard owner (window ", window_id_text(owner_),
-                           ") did not answer within ", seconds(kReadPatience), " s"));
+                           ") did not answer within ", seconds_text(kReadPatience), " s"));
   }
 
  private:
