@@ -4,6 +4,7 @@
 
 #include "capture/png.h"
 #include "capture/scale.h"
+#include "protocol/json_writer.h"
 #include "util/save_file.h"
 
 namespace cu {
@@ -11,7 +12,8 @@ namespace {
 
 // Encodes the frame scaled to out_size and wraps it as an image result.
 tool_result finish(const frame& f, size2 out_size, bool save, const std::string& save_dir,
-                   const char* prefix, task_runner& runner) {
+                   const char* prefix, task_runner& runner,
+                   const std::array<int, 4>* region = nullptr) {
   // Each strip of the encode gets its own scaler (its scratch row); the
   // frame itself is only read.
   auto make_filler = [&]() -> row_filler {
@@ -30,6 +32,21 @@ tool_result finish(const frame& f, size2 out_size, bool save, const std::string&
   tool_result r;
   r.add_image(std::move(*png));
   if (save) r.add_text("Saved to disk: " + saved);
+  // The geometry, for clients that read structuredContent.
+  json_writer j(r.structured);
+  j.begin_object().key("image").begin_object().key("width").number(int64_t(out_size.w));
+  j.key("height").number(int64_t(out_size.h)).end_object();
+  j.key("device").begin_object().key("x").number(int64_t(f.area.x));
+  j.key("y").number(int64_t(f.area.y)).key("width").number(int64_t(f.area.w));
+  j.key("height").number(int64_t(f.area.h)).end_object();
+  j.key("scale").number(double(f.area.w) / double(out_size.w));
+  if (region != nullptr) {
+    j.key("region").begin_array();
+    for (int v : *region) j.number(int64_t(v));
+    j.end_array();
+  }
+  if (save) j.key("saved_to").string(saved);
+  j.end_object();
   return r;
 }
 
@@ -72,7 +89,7 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
   if (area.w == 0) return tool_result::failure("the zoom region is no longer on screen");
   auto f = g.grab(area);
   if (!f) return tool_result::failure(f.err().message);
-  return finish(*f, {area.w, area.h}, job.save_to_disk, save_dir, "zoom", runner);
+  return finish(*f, {area.w, area.h}, job.save_to_disk, save_dir, "zoom", runner, &job.region);
 }
 
 }  // namespace cu

@@ -61,7 +61,7 @@ void capture_pool::worker_main(int index) {
     completion c;
     c.seq = job.seq;
     tool_result r = run_capture(g, job, config_.save_dir, *this, &c.session);
-    c.line = render_tool_response(job.id_json, r);
+    set_outcome(c, job.id_json, std::move(r));
     done_.push(std::move(c));
   }
 }

@@ -61,6 +61,14 @@ void input_actor::cancel(uint64_t seq) {
 
 void input_actor::end_holds() { post(input_job{}); }
 
+void input_actor::release_lease(uint64_t lease) { post(input_job{0, {}, {}, lease}); }
+
+std::deque<input_job>::iterator input_actor::next_job() {
+  return std::find_if(mailbox_.begin(), mailbox_.end(), [&](const input_job& j) {
+    return !j.run || lease_ == 0 || j.lease == lease_;
+  });
+}
+
 void input_actor::note_activity() { last_activity_ns_.store(now_ns(), std::memory_order_relaxed); }
 
 void input_actor::stop() {
@@ -72,10 +80,10 @@ void input_actor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void input_actor::complete(uint64_t seq, std::string line) {
+void input_actor::complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r) {
   completion c;
   c.seq = seq;
-  c.line = std::move(line);
+  if (r) set_outcome(c, id_json, std::move(*r));
   c.was_input = true;
   done_.push(std::move(c));
 }
@@ -101,7 +109,7 @@ void input_actor::finish_hold(hold& h, bool early) {
                                     seconds_text(clock_type::now() - h.started) +
                                     "s: the server is stopping; the keys are released");
   }
-  complete(h.seq, render_tool_response(h.id_json, h.result));
+  complete(h.seq, h.id_json, std::move(h.result));
 }
 
 bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
@@ -119,7 +127,7 @@ bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
     if (it != holds_.end()) {
       ctx_.release_keys(it->keys);
       ctx_.sync();
-      complete(seq, std::string());
+      complete(seq, {}, std::nullopt);
       holds_.erase(it);
     }
   }
@@ -159,6 +167,10 @@ bool input_actor::serve_until(clock_type::time_point deadline) {
 }
 
 void input_actor::run_job(input_job& job) {
+  if (!job.run && job.lease != 0) {
+    if (lease_ == job.lease) lease_ = 0;
+    return;
+  }
   if (!job.run) {
     // end_holds: stdin is closed, so nothing held may outlast the answers.
     for (hold& h : holds_) finish_hold(h, true);
@@ -166,6 +178,7 @@ void input_actor::run_job(input_job& job) {
     ctx_.release_all();
     return;
   }
+  if (job.lease != 0) lease_ = job.lease;
   running_seq_ = job.seq;
   running_cancelled_ = false;
   job_control ctl;
@@ -176,7 +189,7 @@ void input_actor::run_job(input_job& job) {
   if (cancelled) {
     ctx_.release_keys(ctl.held_keys);
     ctx_.sync();
-    complete(job.seq, std::string());
+    complete(job.seq, {}, std::nullopt);
     return;
   }
   if (ctl.answer_at) {
@@ -184,7 +197,7 @@ void input_actor::run_job(input_job& job) {
                           std::move(ctl.held_keys), std::move(r)});
     return;
   }
-  complete(job.seq, render_tool_response(job.id_json, r));
+  complete(job.seq, job.id_json, std::move(r));
 }
 
 void input_actor::thread_main() {
@@ -196,9 +209,9 @@ void input_actor::thread_main() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     serve_once(lock);
-    if (!mailbox_.empty()) {
-      input_job job = std::move(mailbox_.front());
-      mailbox_.pop_front();
+    if (auto next = next_job(); next != mailbox_.end()) {
+      input_job job = std::move(*next);
+      mailbox_.erase(next);
       lock.unlock();
       run_job(job);
       lock.lock();
@@ -206,7 +219,7 @@ void input_actor::thread_main() {
     }
     if (stopping_) break;
     auto deadline = next_deadline();
-    auto pred = [&] { return stopping_ || !mailbox_.empty() || !cancels_.empty(); };
+    auto pred = [&] { return stopping_ || next_job() != mailbox_.end() || !cancels_.empty(); };
     if (deadline == clock_type::time_point::max()) {
       cv_.wait(lock, pred);
     } else {

@@ -38,8 +38,12 @@ struct job_control {
 
 struct input_job {
   uint64_t seq = 0;
-  std::string id_json;
+  std::string id_json;  // Empty: the completion carries the result (a batch step).
   std::function<tool_result(input_context&, job_control&)> run;
+  // Nonzero: the job belongs to this computer_batch. Once one of its jobs
+  // starts, the actor runs no other batch's or caller's job until the lease
+  // is released, so the batch's gestures form one unit.
+  uint64_t lease = 0;
 };
 
 struct input_config {
@@ -66,6 +70,9 @@ class input_actor {
   // hold early (stdin reached EOF).
   void end_holds();
 
+  // The batch is over: other callers' jobs may run again.
+  void release_lease(uint64_t lease);
+
   // A request arrived; the idle release counts from the latest one.
   void note_activity();
 
@@ -82,6 +89,8 @@ class input_actor {
   };
 
   void thread_main();
+  // The first job the lease lets run, or end(); mu_ held.
+  std::deque<input_job>::iterator next_job();
   void run_job(input_job& job);
   // Serves cancellations and due timers until the deadline; false when the
   // running job must stop. Actor thread; used as the context's wait_until.
@@ -90,7 +99,8 @@ class input_actor {
   bool serve_once(std::unique_lock<std::mutex>& lock);
   clock_type::time_point next_deadline() const;
   void finish_hold(hold& h, bool early);
-  void complete(uint64_t seq, std::string line);
+  // r: the result; nothing: the request was cancelled.
+  void complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r);
 
   input_config cfg_;
   input_context ctx_;
@@ -98,13 +108,15 @@ class input_actor {
 
   std::mutex mu_;  // Guards mailbox_, cancels_, end_holds_ and stopping_.
   std::condition_variable cv_;
-  std::deque<input_job> mailbox_;  // A job with seq 0 and no run is end_holds.
+  // A job without run is control: end_holds (no lease) or release_lease.
+  std::deque<input_job> mailbox_;
   std::vector<uint64_t> cancels_;
   bool stopping_ = false;
   std::atomic<int64_t> last_activity_ns_;
 
   // Actor thread only.
   std::vector<hold> holds_;
+  uint64_t lease_ = 0;  // The batch holding the actor, if any.
   uint64_t running_seq_ = 0;
   bool running_cancelled_ = false;
   std::thread thread_;

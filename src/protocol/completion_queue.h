@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "capture/geometry.h"
+#include "protocol/tool_result.h"
 
 namespace cu {
 
@@ -21,12 +22,26 @@ namespace cu {
 struct completion {
   uint64_t seq = 0;             // The request's sequence number.
   std::string line;             // The whole response line, ready to write.
+  // For a request made without an id of its own (a computer_batch step),
+  // the result itself instead of a line. Neither line nor result: the
+  // request was cancelled.
+  std::optional<tool_result> result;
   std::optional<coord_session> session;  // A capture established a new session.
   bool was_input = false;       // It sent pointer or keyboard input.
   // switch_display chose this display area (nothing inside: the whole
   // screen).
   std::optional<std::optional<rect>> display_area;
 };
+
+// The completion of request seq with r: rendered as a response to id_json,
+// or, when id_json is empty (a batch step), carried as it is.
+inline void set_outcome(completion& c, std::string_view id_json, tool_result r) {
+  if (id_json.empty()) {
+    c.result = std::move(r);
+  } else {
+    c.line = render_tool_response(id_json, r);
+  }
+}
 
 class completion_queue {
  public:

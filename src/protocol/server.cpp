@@ -20,62 +20,7 @@ const char* const kProtocolVersions[4] = {"2024-11-05", "2025-03-26", "2025-06-1
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-// A tools/call being handled on the loop thread.
-class loop_tool_call final : public tool_call {
- public:
-  loop_tool_call(server& s, uint64_t seq, std::string_view id_json, const tool_def& def,
-                 object arguments)
-      : tool_call(arguments), s_(s), seq_(seq), id_json_(id_json), def_(def) {}
-
-  void finish(tool_result r) override {
-    done_ = true;
-    s_.complete(seq_, render_tool_response(id_json_, r));
-  }
-
-  void capture(capture_job job) override {
-    done_ = true;
-    job.seq = seq_;
-    job.id_json = std::string(id_json_);
-    s_.submit_capture(seq_, std::move(job));
-  }
-
-  void input(std::function<tool_result(input_context&, job_control&)> run) override {
-    done_ = true;
-    s_.inflight_[seq_].on_actor = true;
-    s_.actor_.post(input_job{seq_, std::string(id_json_), std::move(run)});
-  }
-
-  void desktop(std::unique_ptr<desktop_op> op) override {
-    done_ = true;
-    s_.inflight_[seq_].on_desktop = true;
-    s_.desktop_.post(seq_, std::string(id_json_), std::move(op));
-  }
-
-  std::optional<coord_session> session() const override { return s_.session_; }
-  std::optional<rect> display_area() const override { return s_.area_; }
-  const std::string& x_display() const override { return s_.cfg_.display; }
-  session_grants& grants() override { return s_.grants_; }
-  std::string_view tool_name() const override { return def_.name; }
-  bool done() const { return done_; }
-
- private:
-  server& s_;
-  uint64_t seq_;
-  std::string_view id_json_;
-  const tool_def& def_;
-  bool done_ = false;
-};
-
 namespace {
-
-// A capture waiting out CU_SCREENSHOT_DELAY after input, so the screen has
-// settled before it is grabbed.
-struct settle_wait {
-  uv_timer_t timer;
-  server* owner;
-  uint64_t seq;
-  capture_job job;
-};
 
 // Parser capacity kept between frames; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
@@ -103,6 +48,7 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
 }
 
 server::~server() {
+  set_log_sink({}, log_level::error);
   pool_.stop();
   actor_.stop();
   desktop_.stop();
@@ -175,10 +121,51 @@ void server::on_frame(std::string_view line) {
                       std::string("Parse error: ") + simdjson::error_message(err)));
     return;
   }
-  if (!doc.is_object()) {
+  if (!doc.is_array()) {
+    on_message(doc);
+    return;
+  }
+  // A JSON-RPC batch array: only 2025-03-26 has them.
+  if (protocol_version_ != "2025-03-26") {
     send(render_error("null", rpc_error::invalid_request,
-                      doc.is_array() ? "Invalid Request: batch arrays are not supported"
-                                     : "Invalid Request: expected a JSON-RPC 2.0 object"));
+                      "Invalid Request: batch arrays are only accepted under protocol version "
+                      "2025-03-26"));
+    return;
+  }
+  simdjson::dom::array items = doc;
+  if (items.size() == 0) {
+    send(render_error("null", rpc_error::invalid_request, "Invalid Request: empty batch array"));
+    return;
+  }
+  auto group = std::make_shared<rpc_group>();
+  group_ = group;
+  for (element item : items) {
+    if (stopping_) break;
+    on_message(item);
+  }
+  group_.reset();
+  group->open = false;
+  if (group->pending == 0) flush_group(*group);
+}
+
+void server::flush_group(rpc_group& g) {
+  if (g.lines.empty()) return;  // Only notifications (or cancelled requests).
+  std::string out = "[";
+  for (std::string& l : g.lines) {
+    if (out.size() > 1) out += ',';
+    l.pop_back();  // The newline.
+    out += l;
+  }
+  out += "]\n";
+  g.lines.clear();
+  send(std::move(out));
+}
+
+void server::on_message(element doc) {
+  if (!doc.is_object()) {
+    respond(render_error("null", rpc_error::invalid_request,
+                         doc.is_array() ? "Invalid Request: nested batch arrays are not allowed"
+                                        : "Invalid Request: expected a JSON-RPC 2.0 object"));
     return;
   }
   object msg = doc;
@@ -187,8 +174,8 @@ void server::on_frame(std::string_view line) {
   std::string id_json;
   if (has_id) {
     if (!is_valid_id(id)) {
-      send(render_error("null", rpc_error::invalid_request,
-                        "Invalid Request: id must be a string or an integer"));
+      respond(render_error("null", rpc_error::invalid_request,
+                           "Invalid Request: id must be a string or an integer"));
       return;
     }
     id_json = simdjson::minify(id);
@@ -203,17 +190,17 @@ void server::on_frame(std::string_view line) {
   if (msg.at_key("jsonrpc").get(jsonrpc) != simdjson::SUCCESS || jsonrpc != "2.0" ||
       !has_method) {
     if (!has_id && has_method) return;  // A malformed notification: no response, ever.
-    send(render_error(has_id ? id_json : "null", rpc_error::invalid_request,
-                      has_method ? "Invalid Request: \"jsonrpc\" must be \"2.0\""
-                                 : "Invalid Request: \"method\" must be a string"));
+    respond(render_error(has_id ? id_json : "null", rpc_error::invalid_request,
+                         has_method ? "Invalid Request: \"jsonrpc\" must be \"2.0\""
+                                    : "Invalid Request: \"method\" must be a string"));
     return;
   }
   element params;
   bool has_params = msg.at_key("params").get(params) == simdjson::SUCCESS;
   if (has_params && !params.is_object() && !params.is_array()) {
     if (has_id) {
-      send(render_error(id_json, rpc_error::invalid_params,
-                        "Invalid params: \"params\" must be an object"));
+      respond(render_error(id_json, rpc_error::invalid_params,
+                           "Invalid params: \"params\" must be an object"));
     }
     return;
   }
@@ -229,14 +216,21 @@ void server::on_request(std::string_view id_json, std::string_view method, eleme
   if (method == "tools/call") {
     call_tool(id_json, params, has_params);
   } else if (method == "ping") {
-    send(render_result(id_json, "{}"));
+    respond(render_result(id_json, "{}"));
   } else if (method == "tools/list") {
-    send(render_result(id_json, tools_list_json_));
+    respond(render_result(id_json, tools_list_json_));
   } else if (method == "initialize") {
-    send(render_result(id_json, initialize_result(params, has_params)));
+    if (group_) {
+      respond(render_error(id_json, rpc_error::invalid_request,
+                           "Invalid Request: initialize cannot be part of a batch array"));
+      return;
+    }
+    respond(render_result(id_json, initialize_result(params, has_params)));
+  } else if (method == "logging/setLevel") {
+    respond(set_logging_level(id_json, params, has_params));
   } else {
-    send(render_error(id_json, rpc_error::method_not_found,
-                      "Method not found: " + std::string(method)));
+    respond(render_error(id_json, rpc_error::method_not_found,
+                         "Method not found: " + std::string(method)));
   }
 }
 
@@ -252,7 +246,7 @@ void server::on_notification(std::string_view method, element params) {
   // notifications/initialized and anything else: nothing to do.
 }
 
-std::string server::initialize_result(element params, bool has_params) const {
+std::string server::initialize_result(element params, bool has_params) {
   const char* version = kProtocolVersions[3];
   std::string_view requested;
   if (has_params && params.is_object() &&
@@ -261,132 +255,64 @@ std::string server::initialize_result(element params, bool has_params) const {
       if (requested == v) version = v;
     }
   }
+  protocol_version_ = version;
   std::string out;
   json_writer w(out);
   w.begin_object().key("protocolVersion").string(version);
   w.key("capabilities").begin_object().key("tools").begin_object();
-  w.key("listChanged").boolean(false).end_object().end_object();
+  w.key("listChanged").boolean(false).end_object();
+  w.key("logging").begin_object().end_object().end_object();
   w.key("serverInfo").begin_object().key("name").string("computer-use");
   w.key("version").string(CU_VERSION).end_object();
   w.end_object();
   return out;
 }
 
-void server::call_tool(std::string_view id_json, element params, bool has_params) {
-  std::string_view name;
+std::string server::set_logging_level(std::string_view id_json, element params,
+                                      bool has_params) {
+  // RFC 5424 levels, lowest first, and the least severe of ours each admits.
+  static constexpr std::pair<std::string_view, int> kLevels[] = {
+      {"debug", 0}, {"info", 1},     {"notice", 2}, {"warning", 2},
+      {"error", 3}, {"critical", 4}, {"alert", 4},  {"emergency", 4}};
+  std::string_view level;
   if (!has_params || !params.is_object() ||
-      object(params).at_key("name").get(name) != simdjson::SUCCESS) {
-    send(render_error(id_json, rpc_error::invalid_params,
-                      "Invalid params: tools/call needs a string \"name\""));
-    return;
+      object(params).at_key("level").get(level) != simdjson::SUCCESS) {
+    return render_error(id_json, rpc_error::invalid_params,
+                        "Invalid params: logging/setLevel needs a string \"level\"");
   }
-  uint64_t seq = accept(id_json);
-  object args = empty_args_;
-  element a;
-  if (object(params).at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
-    if (!a.is_object()) {
-      complete(seq, render_tool_response(id_json, tool_result::failure(
-                                                      "Invalid argument \"arguments\": "
-                                                      "expected an object")));
-      return;
-    }
-    args = a;
-  }
-  const tool_def* def = find_tool(name);
-  if (def == nullptr) {
-    std::string msg = "Unknown tool: ";
-    append_json_string(msg, name);
-    msg += ". tools/list names the available tools.";
-    complete(seq, render_tool_response(id_json, tool_result::failure(std::move(msg))));
-    return;
-  }
-  loop_tool_call call(*this, seq, id_json, *def, args);
-  def->handler(call);
-  if (!call.done()) {
-    log(log_level::error, "handler for %s finished without a result", def->name.data());
-    complete(seq, render_tool_response(id_json, tool_result::failure("internal error")));
-  }
-}
-
-uint64_t server::accept(std::string_view id_json) {
-  uint64_t seq = ++next_seq_;
-  inflight_.emplace(seq, inflight{std::string(id_json)});
-  return seq;
-}
-
-void server::complete(uint64_t seq, std::string line) {
-  auto it = inflight_.find(seq);
-  if (it == inflight_.end()) return;
-  if (!it->second.cancelled) send(std::move(line));
-  inflight_.erase(it);
-  maybe_finish_stop();
-}
-
-void server::on_completions(std::vector<completion>& batch) {
-  for (completion& c : batch) {
-    auto it = inflight_.find(c.seq);
-    bool live = it != inflight_.end() && !it->second.cancelled;
-    // A cancelled screenshot was never seen by the model, so it must not
-    // move the coordinate session.
-    if (live && c.session) session_ = *c.session;
-    if (live && c.display_area && *c.display_area != area_) {
-      // Coordinates the model holds refer to the old area: it must look
-      // again before it can click.
-      area_ = *c.display_area;
-      session_.reset();
-    }
-    if (c.was_input) last_input_ = std::chrono::steady_clock::now();
-    complete(c.seq, std::move(c.line));
-  }
-}
-
-void server::submit_capture(uint64_t seq, capture_job job) {
-  if (cfg_.screenshot_delay_secs > 0 && last_input_) {
-    auto ready = *last_input_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(cfg_.screenshot_delay_secs));
-    auto now = std::chrono::steady_clock::now();
-    if (ready > now) {
-      auto ms = std::chrono::ceil<std::chrono::milliseconds>(ready - now).count();
-      auto* w = new settle_wait{{}, this, seq, std::move(job)};
-      uv_timer_init(loop_, &w->timer);
-      w->timer.data = w;
-      inflight_[seq].settle = &w->timer;
-      uv_timer_start(
-          &w->timer,
-          [](uv_timer_t* t) {
-            auto* w = static_cast<settle_wait*>(t->data);
-            server* self = w->owner;
-            auto it = self->inflight_.find(w->seq);
-            if (it != self->inflight_.end()) it->second.settle = nullptr;
-            self->pool_.submit(std::move(w->job));
-            uv_close(reinterpret_cast<uv_handle_t*>(t),
-                     [](uv_handle_t* h) { delete static_cast<settle_wait*>(h->data); });
+  for (auto [name, ours] : kLevels) {
+    if (name != level) continue;
+    if (ours > int(log_level::error)) {
+      set_log_sink({}, log_level::error);  // We log nothing that severe.
+    } else {
+      completion_queue* queue = &completions_;
+      set_log_sink(
+          [queue](log_level l, std::string_view message) {
+            static constexpr std::string_view kNames[] = {"debug", "info", "warning", "error"};
+            completion c;  // seq 0: a notification, written as it is.
+            json_writer w(c.line);
+            w.begin_object().key("jsonrpc").string("2.0");
+            w.key("method").string("notifications/message").key("params").begin_object();
+            w.key("level").string(kNames[int(l)]).key("logger").string("computer-use");
+            w.key("data").string(message).end_object().end_object();
+            c.line.push_back('\n');
+            queue->push(std::move(c));
           },
-          uint64_t(ms), 0);
-      return;
+          log_level(ours));
     }
+    return render_result(id_json, "{}");
   }
-  pool_.submit(std::move(job));
+  return render_error(id_json, rpc_error::invalid_params,
+                      "Invalid params: unknown logging level \"" + std::string(level) +
+                          "\" (debug, info, notice, warning, error, critical, alert or "
+                          "emergency)");
 }
 
-void server::cancel(std::string_view id_json) {
-  for (auto& [seq, f] : inflight_) {
-    if (f.id_json != id_json || f.cancelled) continue;
-    f.cancelled = true;
-    if (f.settle != nullptr) {
-      // It never reached the pool: end it here, silently.
-      uv_close(reinterpret_cast<uv_handle_t*>(f.settle),
-               [](uv_handle_t* h) { delete static_cast<settle_wait*>(h->data); });
-      f.settle = nullptr;
-      complete(seq, std::string());
-    } else if (f.on_desktop) {
-      desktop_.cancel(seq);
-    } else if (f.on_actor) {
-      // The actor stops it (a hold releases its keys at once) and sends
-      // back an empty completion, which ends the request silently.
-      actor_.cancel(seq);
-    }
-    return;  // complete() may have changed the table; ids are unique anyway.
+void server::respond(std::string line) {
+  if (group_) {
+    group_->lines.push_back(std::move(line));
+  } else {
+    send(std::move(line));
   }
 }
 
@@ -401,6 +327,7 @@ void server::begin_stop(stop_reason why) {
     // Nobody can ask for a release any more: end holds now rather than at
     // their deadlines (they still answer, early).
     actor_.end_holds();
+    end_waits_early();
   } else {
     // Nobody will read the answers, or we were told to stop now: drop them.
     std::vector<std::string> ids;
@@ -415,6 +342,7 @@ void server::begin_stop(stop_reason why) {
 void server::maybe_finish_stop() {
   if (!stopping_ || finished_ || !inflight_.empty()) return;
   finished_ = true;
+  set_log_sink({}, log_level::error);
   pool_.stop();
   actor_.stop();
   desktop_.stop();

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
+#include <functional>
 
 #include "capture/geometry.h"
 #include "capture/pool.h"
@@ -23,6 +25,7 @@
 #include "protocol/completion_queue.h"
 #include "protocol/frame_splitter.h"
 #include "protocol/stdio.h"
+#include "tools/batch.h"
 #include "tools/grants.h"
 #include "util/config.h"
 #include "x11/desktop.h"
@@ -46,36 +49,85 @@ class server {
   int start();
 
  private:
-  friend class loop_tool_call;
+  friend class server_tool_call;
+
+  // Where a request's work (for a batch: its current step's) is right now,
+  // so a cancellation knows whom to tell.
+  enum class where { here, settle, pool, actor, desktop, timer };
+
+  // A JSON-RPC batch array (2025-03-26): its responses are collected and
+  // written as one array once the last of its requests has completed.
+  struct rpc_group {
+    std::vector<std::string> lines;
+    size_t pending = 0;  // Requests accepted but not completed.
+    bool open = true;    // Its elements are still being read.
+  };
+
+  struct batch_run;
 
   struct inflight {
     std::string id_json;
     bool cancelled = false;
-    uv_timer_t* settle = nullptr;  // Pending CU_SCREENSHOT_DELAY wait, if any.
-    bool on_actor = false;         // Handed to the input actor.
-    bool on_desktop = false;       // Handed to the desktop thread.
+    where at = where::here;
+    uv_timer_t* timer = nullptr;     // settle, wait or batch delay, by `at`.
+    uv_timer_t* progress = nullptr;  // notifications/progress ticker.
+    std::string progress_token;      // JSON; empty for none.
+    double progress_total = 0;       // Seconds (wait, hold_key); 0: unknown.
+    bool is_wait = false;            // The timer is a wait's (ends early at EOF).
+    std::optional<tool_result> waiting;  // What the wait answers when its timer fires.
+    std::chrono::steady_clock::time_point started;
+    std::unique_ptr<batch_run> batch;
+    std::shared_ptr<rpc_group> group;
   };
   enum class stop_reason { eof, signal, broken_pipe };
 
   void on_stdin(const char* data, size_t n);
   void on_stdin_end(int status);
   void on_frame(std::string_view line);
+  void on_message(simdjson::dom::element doc);
   void on_request(std::string_view id_json, std::string_view method,
                   simdjson::dom::element params, bool has_params);
   void on_notification(std::string_view method, simdjson::dom::element params);
   void call_tool(std::string_view id_json, simdjson::dom::element params, bool has_params);
   void on_completions(std::vector<completion>& batch);
+  std::string set_logging_level(std::string_view id_json, simdjson::dom::element params,
+                                bool has_params);
 
-  uint64_t accept(std::string_view id_json);
+  uint64_t accept(std::string_view id_json, std::string progress_token);
+  // Ends request seq: writes line (unless it was cancelled; empty: nothing).
   void complete(uint64_t seq, std::string line);
+  // A piece of work for seq came back: r, or nothing when it was cancelled.
+  // Ends a plain request; hands a batch's step result to the batch.
+  void deliver(uint64_t seq, std::optional<tool_result> r);
   void submit_capture(uint64_t seq, capture_job job);
   void cancel(std::string_view id_json);
+  void end_waits_early();
 
+  // Timers owned by the loop; stop_timer closes and frees one.
+  uv_timer_t* start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire);
+  static void stop_timer(uv_timer_t*& t);
+  void send_progress(uint64_t seq);
+
+  // computer_batch (server_calls.cpp).
+  void start_batch(uint64_t seq, batch_plan plan);
+  void run_batch_steps(uint64_t seq);
+  // Starts the next step; its result when it finished at once.
+  std::optional<tool_result> start_step(uint64_t seq);
+  // Records a finished step; true when the next step may start right away.
+  bool step_done(uint64_t seq, tool_result r);
+  // After a step (and its capture): stop, pause or go on; true: go on now.
+  bool after_step(uint64_t seq);
+  void on_batch_result(uint64_t seq, std::optional<tool_result> r);
+  void end_batch(uint64_t seq);
+
+  // A response: into the current JSON-RPC batch array, or to stdout.
+  void respond(std::string line);
+  void flush_group(rpc_group& g);
   void send(std::string line);
   void begin_stop(stop_reason why);
   void maybe_finish_stop();
 
-  std::string initialize_result(simdjson::dom::element params, bool has_params) const;
+  std::string initialize_result(simdjson::dom::element params, bool has_params);
 
   uv_loop_t* loop_;
   config cfg_;
@@ -100,9 +152,21 @@ class server {
   session_grants grants_;
   std::chrono::steady_clock::time_point last_request_;
   std::optional<std::chrono::steady_clock::time_point> last_input_;
+  std::string protocol_version_;           // Negotiated by initialize; empty before.
+  std::shared_ptr<rpc_group> group_;       // The array being read, if any.
 
   bool stopping_ = false;
   bool finished_ = false;
+};
+
+// A computer_batch in progress; it lives in its request's inflight entry.
+struct server::batch_run {
+  batch_plan plan;
+  simdjson::dom::parser parser;  // The steps' arguments, one at a time.
+  std::vector<step_outcome> done;
+  size_t next = 0;         // The step to start next.
+  bool capturing = false;  // The work out is the capture after done.back().
+  bool leased = false;     // An input step went to the actor.
 };
 
 }  // namespace cu

@@ -12,6 +12,13 @@ tool_result tool_result::text(std::string t, bool is_error) {
   return r;
 }
 
+tool_result tool_result::json(std::string object_json) {
+  tool_result r;
+  r.structured = object_json;
+  r.add_text(std::move(object_json));
+  return r;
+}
+
 tool_result& tool_result::add_text(std::string t) {
   content_block b;
   b.type = content_block::kind::text;
@@ -30,7 +37,7 @@ tool_result& tool_result::add_image(byte_buffer png) {
 
 std::string render_tool_response(std::string_view id_json, const tool_result& r) {
   // Size the line once: the base64 payloads dominate it.
-  size_t reserve = 128 + id_json.size();
+  size_t reserve = 128 + id_json.size() + r.structured.size();
   for (const content_block& b : r.content) {
     reserve += 64 + (b.type == content_block::kind::image ? base64_encoded_size(b.png.size)
                                                           : b.text.size() + b.text.size() / 8);
@@ -51,7 +58,9 @@ std::string render_tool_response(std::string_view id_json, const tool_result& r)
     }
     w.end_object();
   }
-  w.end_array().key("isError").boolean(r.is_error).end_object().end_object();
+  w.end_array();
+  if (!r.structured.empty()) w.key("structuredContent").raw(r.structured);
+  w.key("isError").boolean(r.is_error).end_object().end_object();
   out.push_back('\n');
   return out;
 }

@@ -22,9 +22,14 @@ struct content_block {
 struct tool_result {
   std::vector<content_block> content;
   bool is_error = false;
+  // structuredContent: a JSON object as text, matching the tool's
+  // outputSchema; empty for none.
+  std::string structured;
 
   static tool_result text(std::string t, bool is_error = false);
   static tool_result failure(std::string message) { return text(std::move(message), true); }
+  // A JSON object answer: the same text as a text block and as structuredContent.
+  static tool_result json(std::string object_json);
   tool_result& add_text(std::string t);
   tool_result& add_image(byte_buffer png);
 };

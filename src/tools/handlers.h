@@ -36,8 +36,8 @@ void handle_write_clipboard(tool_call& call);
 void handle_open_application(tool_call& call);
 void handle_switch_display(tool_call& call);
 
-// pending.cpp: tools declared in the registry whose bodies are not in this
-// build yet; they answer an isError result that says so.
-void handle_not_available(tool_call& call);
+// flow_tools.cpp: the tools that order other work.
+void handle_wait(tool_call& call);
+void handle_computer_batch(tool_call& call);
 
 }  // namespace cu

@@ -10,6 +10,7 @@
 #include "tools/args.h"
 #include "tools/handlers.h"
 #include "tools/tool_call.h"
+#include "util/str_cat.h"
 
 namespace cu {
 namespace {
@@ -317,7 +318,9 @@ void handle_cursor_position(tool_call& call) {
     json += ", ";
     json += std::to_string(img.y);
     json += ']';
-    return tool_result::text(std::move(json));
+    tool_result r = tool_result::text(std::move(json));
+    r.structured = str_cat("{\"x\":", std::to_string(img.x), ",\"y\":", std::to_string(img.y), "}");
+    return r;
   });
 }
 

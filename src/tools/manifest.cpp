@@ -120,6 +120,10 @@ std::string schema_doc() {
     out += "\n## " + std::string(t.name) + "\n\n";
     out += std::string(t.title) + ". " + std::string(t.description) + "\n\n";
     out += "```json\n" + pretty(std::string(t.input_schema)) + "```\n";
+    if (!t.output_schema.empty()) {
+      out += "\nstructuredContent:\n\n```json\n" + pretty(std::string(t.output_schema)) +
+             "```\n";
+    }
   }
   return out;
 }

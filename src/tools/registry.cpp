@@ -25,6 +25,59 @@ constexpr std::string_view kClickSchema =
     R"({"type":"object","properties":{"coordinate":)" CU_COORDINATE(
         "Where to click") R"(,"text":)" CU_MODIFIERS R"(},"required":["coordinate"]})";
 
+// Output schemas (structuredContent).
+#define CU_INT R"({"type":"integer"})"
+#define CU_BOOL R"({"type":"boolean"})"
+#define CU_STR R"({"type":"string"})"
+#define CU_STRINGS R"({"type":"array","items":{"type":"string"}})"
+#define CU_SIZE                                                                          \
+  R"({"type":"object","properties":{"width":)" CU_INT R"(,"height":)" CU_INT R"(},)" \
+  R"("required":["width","height"]})"
+#define CU_CAPTURE_PROPS                                                                 \
+  R"("image":)" CU_SIZE R"(,"device":{"type":"object","properties":{"x":)" CU_INT       \
+  R"(,"y":)" CU_INT R"(,"width":)" CU_INT R"(,"height":)" CU_INT R"(},)"                 \
+  R"("required":["x","y","width","height"],"description":"The captured area in root)"   \
+  R"( window pixels."},"scale":{"type":"number","description":"Device pixels per image)" \
+  R"( pixel."},"saved_to":{"type":"string","description":"The PNG's path, with)"         \
+  R"( save_to_disk."})"
+
+constexpr std::string_view kScreenshotOut =
+    R"({"type":"object","properties":{)" CU_CAPTURE_PROPS R"(},)"
+    R"("required":["image","device","scale"]})";
+constexpr std::string_view kZoomOut =
+    R"({"type":"object","properties":{)" CU_CAPTURE_PROPS R"(,"region":{"type":"array",)"
+    R"("items":{"type":"integer"},"minItems":4,"maxItems":4}},)"
+    R"("required":["image","device","scale","region"]})";
+constexpr std::string_view kCursorOut =
+    R"({"type":"object","properties":{"x":)" CU_INT R"(,"y":)" CU_INT R"(},)"
+    R"("required":["x","y"]})";
+constexpr std::string_view kRequestAccessOut =
+    R"({"type":"object","properties":{"grantedApplications":)" CU_STRINGS
+    R"(,"deniedApplications":)" CU_STRINGS R"(,"screenshotFiltering":)" CU_BOOL
+    R"(,"clipboardRead":)" CU_BOOL R"(,"clipboardWrite":)" CU_BOOL R"(,"systemKeyCombos":)" CU_BOOL
+    R"(},"required":["grantedApplications","deniedApplications","clipboardRead",)"
+    R"("clipboardWrite","systemKeyCombos"]})";
+constexpr std::string_view kGrantedOut =
+    R"({"type":"object","properties":{"applications":)" CU_STRINGS R"(,"clipboardRead":)" CU_BOOL
+    R"(,"clipboardWrite":)" CU_BOOL R"(,"systemKeyCombos":)" CU_BOOL R"(,"coordinateMode":)" CU_STR
+    R"(},"required":["applications","clipboardRead","clipboardWrite","systemKeyCombos"]})";
+constexpr std::string_view kOpenApplicationOut =
+    R"({"type":"object","properties":{"app":)" CU_STR R"(,"focused":)" CU_BOOL R"(,"via":)" CU_STR
+    R"(,"note":)" CU_STR R"(,"launched":)" CU_BOOL R"(,"window":)" CU_STR R"(,"pid":)" CU_INT
+    R"(},"required":["app","focused","launched"]})";
+constexpr std::string_view kSwitchDisplayOut =
+    R"({"type":"object","properties":{"display":)" CU_STR R"(,"switched":)" CU_BOOL
+    R"(,"requested":)" CU_STR R"(,"monitor":)" CU_STR R"(,"geometry":)" CU_STR R"(,"note":)" CU_STR
+    R"(},"required":["display","switched","requested"]})";
+constexpr std::string_view kBatchOut =
+    R"({"type":"object","properties":{"batch":{"type":"object","properties":{"total":)" CU_INT
+    R"(,"succeeded":)" CU_INT R"(,"failed":)" CU_INT R"(,"skipped":)" CU_INT
+    R"(,"stopped_at":{"type":["integer","null"]},"steps":{"type":"array","items":)"
+    R"({"type":"object","properties":{"index":)" CU_INT R"(,"name":)" CU_STR R"(,"ok":)" CU_BOOL
+    R"(},"required":["index","name","ok"]}}},)"
+    R"("required":["total","succeeded","failed","skipped","stopped_at","steps"]}},)"
+    R"("required":["batch"]})";
+
 constexpr tool_annotations kReadOnly{.read_only = true, .idempotent = true};
 constexpr tool_annotations kInput{.destructive = true, .open_world = true};
 constexpr tool_annotations kInputIdempotent{.idempotent = true, .open_world = true};
@@ -36,7 +89,7 @@ const std::array<tool_def, 24> kComputerTools = {{
      "same aspect ratio is downscaled to it (1920x1080 becomes 1366x768), and the capture "
      "sets the coordinate space every coordinate-taking tool uses.",
      R"({"type":"object","properties":{"save_to_disk":)" CU_SAVE_TO_DISK R"(}})",
-     executor::capture, kReadOnly, 0, handle_screenshot},
+     executor::capture, kReadOnly, 0, handle_screenshot, kScreenshotOut},
     {"zoom", "Zoom",
      "Capture a region of the screen at full device resolution (genuine magnification, "
      "not an upscale). The region is [x0, y0, x1, y1] in screenshot image pixels; it does "
@@ -44,7 +97,7 @@ const std::array<tool_def, 24> kComputerTools = {{
      R"({"type":"object","properties":{"region":{"type":"array","items":{"type":"integer"},)"
      R"("minItems":4,"maxItems":4,"description":"[x0, y0, x1, y1] in screenshot image pixels,)"
      R"( x1 and y1 exclusive."},"save_to_disk":)" CU_SAVE_TO_DISK R"(},"required":["region"]})",
-     executor::capture, kReadOnly, 0, handle_zoom},
+     executor::capture, kReadOnly, 0, handle_zoom, kZoomOut},
     {"left_click", "Left click",
      "Click the left mouse button at a coordinate, optionally holding modifier keys.",
      kClickSchema, executor::input, kInput, 0, handle_left_click},
@@ -129,35 +182,40 @@ const std::array<tool_def, 24> kComputerTools = {{
      R"("description":"Applications to grant."},"reason":{"type":"string","description":)"
      R"("Why access is needed."},"clipboardRead":{"type":"boolean"},"clipboardWrite":)"
      R"({"type":"boolean"},"systemKeyCombos":{"type":"boolean"}},"required":["apps","reason"]})",
-     executor::loop, kSession, 0, handle_request_access},
+     executor::loop, kSession, 0, handle_request_access, kRequestAccessOut},
     {"list_granted_applications", "List grants",
      "List the applications and permissions granted to this session.", kNoArgs,
-     executor::loop, kReadOnly, 0, handle_list_granted_applications},
+     executor::loop, kReadOnly, 0, handle_list_granted_applications, kGrantedOut},
     {"open_application", "Open an application",
      "Focus an application's window by name or class, launching it when it is not running.",
      R"({"type":"object","properties":{"app":{"type":"string","description":"Application name,)"
      R"( window class or executable."}},"required":["app"]})",
-     executor::desktop, {.open_world = true}, 0, handle_open_application},
+     executor::desktop, {.open_world = true}, 0, handle_open_application, kOpenApplicationOut},
     {"switch_display", "Switch display",
      "Choose which display (monitor) later screenshots and coordinates refer to.",
      R"({"type":"object","properties":{"display":{"type":"string","description":"Display or)"
      R"( monitor name, index, or 'auto' for the whole screen."}},"required":["display"]})",
-     executor::desktop, kSession, 0, handle_switch_display},
+     executor::desktop, kSession, 0, handle_switch_display, kSwitchDisplayOut},
     {"computer_batch", "Batch",
      "Run several actions in order through the same dispatch as single calls; stops at the "
-     "first failing step.",
-     R"({"type":"object","properties":{"actions":{"type":"array","minItems":1,"items":)"
-     R"({"type":"object","properties":{"name":{"type":"string"},"arguments":{"type":"object"}},)"
-     R"("required":["name"]},"description":"The steps, each a tool name and its arguments."}},)"
+     "first failing step. Its input steps run as one unit: no other caller's input lands "
+     "between them.",
+     R"({"type":"object","properties":{"actions":{"type":"array","minItems":1,"maxItems":100,)"
+     R"("items":{"type":"object","properties":{"name":{"type":"string"},"arguments":)"
+     R"({"type":"object"}},"required":["name"]},"description":"The steps, each a tool name)"
+     R"( and its arguments."},"delay_ms":{"type":"integer","minimum":0,"maximum":10000,)"
+     R"("default":0,"description":"Pause between steps, in milliseconds."},"screenshot":)"
+     R"({"type":"string","enum":["none","final","each"],"default":"none","description":)"
+     R"("Append a screenshot after the last step ('final') or after every step ('each')."}},)"
      R"("required":["actions"]})",
-     executor::loop, kInput, 0, handle_not_available},
+     executor::loop, kInput, 0, handle_computer_batch, kBatchOut},
     {"wait", "Wait", "Wait for a number of seconds without blocking other requests.",
      R"({"type":"object","properties":{"duration":{"type":"number","minimum":0,"maximum":115,)"
      R"("description":"Seconds to wait (0 to 115)."}},"required":["duration"]})",
-     executor::loop, kReadOnly, 120000, handle_not_available},
+     executor::loop, kReadOnly, 120000, handle_wait},
     {"cursor_position", "Cursor position",
      "Return the mouse pointer position as [x, y] in screenshot image pixels.", kNoArgs,
-     executor::input, kReadOnly, 0, handle_cursor_position},
+     executor::input, kReadOnly, 0, handle_cursor_position, kCursorOut},
 }};
 
 }  // namespace
@@ -197,6 +255,7 @@ std::string tools_list_json(std::span<const tool_def> tools) {
     w.key("title").string(t.title);
     w.key("description").string(t.description);
     w.key("inputSchema").raw(t.input_schema);
+    if (!t.output_schema.empty()) w.key("outputSchema").raw(t.output_schema);
     w.key("annotations").begin_object();
     w.key("title").string(t.title);
     w.key("readOnlyHint").boolean(t.annotations.read_only);

@@ -34,6 +34,9 @@ struct tool_def {
   tool_annotations annotations;
   uint32_t timeout_ms;  // Host timeout override in plugin.json; 0 for the default.
   void (*handler)(tool_call&);
+  // A JSON Schema of the result's structuredContent, as JSON text; empty
+  // when the tool returns none.
+  std::string_view output_schema = {};
 };
 
 // The default toolset `computer`: the 24 tools, in the contract's order.

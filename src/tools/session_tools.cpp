@@ -71,11 +71,11 @@ void handle_request_access(tool_call& call) {
   g.clipboard_read = g.clipboard_read || *read;
   g.clipboard_write = g.clipboard_write || *write;
   g.system_key_combos = g.system_key_combos || *keys;
-  call.finish(tool_result::text(request_access_json(g)));
+  call.finish(tool_result::json(request_access_json(g)));
 }
 
 void handle_list_granted_applications(tool_call& call) {
-  call.finish(tool_result::text(granted_json(call.grants())));
+  call.finish(tool_result::json(granted_json(call.grants())));
 }
 
 void handle_read_clipboard(tool_call& call) {
@@ -109,7 +109,7 @@ void handle_switch_display(tool_call& call) {
     j.begin_object().key("display").string(call.x_display()).key("switched").boolean(false);
     j.key("requested").string(*display);
     j.key("note").string(str_cat("already on display ", call.x_display())).end_object();
-    return call.finish(tool_result::text(std::move(out)));
+    return call.finish(tool_result::json(std::move(out)));
   }
   call.desktop(make_switch_display(std::string(*display), call.display_area()));
 }

@@ -14,13 +14,16 @@
 #include "capture/pool.h"
 #include "input/actor.h"
 #include "protocol/tool_result.h"
+#include "tools/batch.h"
 #include "tools/grants.h"
 #include "x11/desktop_op.h"
 
 namespace cu {
 
-// One tools/call in progress. Exactly one of finish, capture or input must be
-// called, exactly once; the server turns it into exactly one response.
+// One tools/call (or computer_batch step) in progress. Exactly one of the
+// completing functions (finish, capture, input, desktop, finish_after,
+// run_batch) must be called, exactly once; the server turns it into exactly
+// one response (or one step result).
 class tool_call {
  public:
   explicit tool_call(simdjson::dom::object arguments) : args(arguments) {}
@@ -43,6 +46,14 @@ class tool_call {
 
   // Completes the call on the desktop thread with op's result.
   virtual void desktop(std::unique_ptr<desktop_op> op) = 0;
+
+  // Completes the call with r after seconds, on a loop timer (wait). A
+  // cancellation ends it at once; stdin EOF ends it early with an error.
+  virtual void finish_after(double seconds, tool_result r) = 0;
+
+  // Runs plan's steps one after another (computer_batch) and completes the
+  // call with the batch's result.
+  virtual void run_batch(batch_plan plan) = 0;
 
   // The coordinate session of the last screenshot, if any.
   virtual std::optional<coord_session> session() const = 0;

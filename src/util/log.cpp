@@ -5,10 +5,14 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 namespace cu {
 namespace {
 std::atomic<log_level> g_level{log_level::info};
+std::mutex g_sink_mu;
+log_sink g_sink;
+std::atomic<int> g_sink_level{99};  // Above every level: no sink.
 const char* const kNames[] = {"debug", "info", "warn", "error"};
 }  // namespace
 
@@ -22,8 +26,16 @@ log_level parse_log_level(const char* text, log_level fallback) {
   return fallback;
 }
 
+void set_log_sink(log_sink sink, log_level min_level) {
+  std::lock_guard<std::mutex> lock(g_sink_mu);
+  g_sink_level.store(sink ? static_cast<int>(min_level) : 99);
+  g_sink = std::move(sink);
+}
+
 void log(log_level level, const char* fmt, ...) {
-  if (level < g_level.load(std::memory_order_relaxed)) return;
+  bool to_stderr = level >= g_level.load(std::memory_order_relaxed);
+  bool to_sink = static_cast<int>(level) >= g_sink_level.load(std::memory_order_relaxed);
+  if (!to_stderr && !to_sink) return;
   // Format into one buffer and write it with one write(2), so lines from
   // different threads never interleave.
   char buf[2048];
@@ -34,6 +46,11 @@ void log(log_level level, const char* fmt, ...) {
   va_end(ap);
   size_t len = static_cast<size_t>(n) + (m < 0 ? 0 : static_cast<size_t>(m));
   if (len > sizeof buf - 2) len = sizeof buf - 2;
+  if (to_sink) {
+    std::lock_guard<std::mutex> lock(g_sink_mu);
+    if (g_sink) g_sink(level, std::string_view(buf + n, len - static_cast<size_t>(n)));
+  }
+  if (!to_stderr) return;
   buf[len++] = '\n';
   ssize_t ignored = write(STDERR_FILENO, buf, len);
   (void)ignored;

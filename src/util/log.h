@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdarg>
+#include <functional>
+#include <string_view>
 
 namespace cu {
 
@@ -13,5 +15,12 @@ void set_log_level(log_level level);
 log_level parse_log_level(const char* text, log_level fallback);
 
 void log(log_level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// A second destination for log lines (MCP notifications/message): called,
+// from the logging thread, for every line at or above min_level, whatever
+// the stderr level. Installing replaces the previous sink; an empty
+// function removes it. Thread-safe.
+using log_sink = std::function<void(log_level, std::string_view message)>;
+void set_log_sink(log_sink sink, log_level min_level);
 
 }  // namespace cu

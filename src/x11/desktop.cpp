@@ -108,7 +108,7 @@ void desktop::finish(running& r, std::optional<desktop_result> result) {
   completion c;
   c.seq = r.seq;
   if (result) {
-    c.line = render_tool_response(r.id_json, result->result);
+    set_outcome(c, r.id_json, std::move(result->result));
     c.display_area = std::move(result->display_area);
   }
   done_.push(std::move(c));

@@ -127,7 +127,7 @@ class open_application final : public desktop_op {
     if (target_ != XCB_NONE) j.key("window").string(window_id_text(target_));
     if (launched_) j.key("pid").number(int64_t(pid_));
     j.end_object();
-    return desktop_result{tool_result::text(std::move(out)), {}};
+    return desktop_result{tool_result::json(std::move(out)), {}};
   }
 
   std::string app_;
@@ -172,7 +172,7 @@ class switch_display final : public desktop_op {
       note = str_cat("already on ", what);
     }
     j.key("note").string(note).end_object();
-    return desktop_result{tool_result::text(std::move(out)), area};
+    return desktop_result{tool_result::json(std::move(out)), area};
   }
 
   std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
