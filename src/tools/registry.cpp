@@ -72,7 +72,7 @@ constexpr std::string_view kSwitchDisplayOut =
 constexpr std::string_view kBatchOut =
     R"({"type":"object","properties":{"batch":{"type":"object","properties":{"total":)" CU_INT
     R"(,"succeeded":)" CU_INT R"(,"failed":)" CU_INT R"(,"skipped":)" CU_INT
-    R"(,"stopped_at":{"type":["integer","null"]},"steps":{"type":"array","items":)"
+    R"(,"stopped_at":{"anyOf":[{"type":"integer"},{"type":"null"}]},"steps":{"type":"array","items":)"
     R"({"type":"object","properties":{"index":)" CU_INT R"(,"name":)" CU_STR R"(,"ok":)" CU_BOOL
     R"(},"required":["index","name","ok"]}}},)"
     R"("required":["total","succeeded","failed","skipped","stopped_at","steps"]}},)"
