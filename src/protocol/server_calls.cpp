@@ -373,6 +373,10 @@ void server::run_batch_steps(uint64_t seq) {
 std::optional<tool_result> server::start_step(uint64_t seq) {
   batch_run& b = *inflight_.at(seq).batch;
   const batch_step& step = b.plan.steps[b.next++];
+  if (stopping_) {
+    // stdin is closed (or the server is stopping): start nothing new.
+    return tool_result::failure("not started: stdin closed, the server is stopping");
+  }
   const tool_def* def = find_tool(step.name);
   if (def == nullptr) return tool_result::failure(unknown_tool(step.name));
   element args;
