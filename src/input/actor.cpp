@@ -167,6 +167,7 @@ bool input_actor::serve_until(clock_type::time_point deadline) {
 }
 
 void input_actor::run_job(input_job& job) {
+  if (!job.run) last_read_only_ = false;
   if (!job.run && job.lease != 0) {
     if (lease_ == job.lease) lease_ = 0;
     return;
@@ -179,6 +180,8 @@ void input_actor::run_job(input_job& job) {
     return;
   }
   if (job.lease != 0) lease_ = job.lease;
+  if (!(job.read_only && last_read_only_)) ctx_.forget_pointer();
+  last_read_only_ = job.read_only;
   running_seq_ = job.seq;
   running_cancelled_ = false;
   job_control ctl;
@@ -218,6 +221,7 @@ void input_actor::thread_main() {
       continue;
     }
     if (stopping_) break;
+    last_read_only_ = false;  // Time passes: the next query asks X again.
     auto deadline = next_deadline();
     auto pred = [&] { return stopping_ || next_job() != mailbox_.end() || !cancels_.empty(); };
     if (deadline == clock_type::time_point::max()) {

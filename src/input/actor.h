@@ -44,6 +44,8 @@ struct input_job {
   // starts, the actor runs no other batch's or caller's job until the lease
   // is released, so the batch's gestures form one unit.
   uint64_t lease = 0;
+  // Sends no input, only reads (cursor_position).
+  bool read_only = false;
 };
 
 struct input_config {
@@ -117,6 +119,7 @@ class input_actor {
   // Actor thread only.
   std::vector<hold> holds_;
   uint64_t lease_ = 0;  // The batch holding the actor, if any.
+  bool last_read_only_ = false;  // The last job only read, and nothing waited since.
   uint64_t running_seq_ = 0;
   bool running_cancelled_ = false;
   std::thread thread_;

@@ -126,12 +126,14 @@ bool input_context::pause_ms(double ms) {
 }
 
 result<point> input_context::pointer() {
+  if (pointer_snapshot_) return *pointer_snapshot_;
   auto c = connection();
   if (!c) return c.take_error();
   reply_ptr<xcb_query_pointer_reply_t> p(
       xcb_query_pointer_reply(*c, xcb_query_pointer(*c, root_), nullptr));
   if (!p) return lost_display(display_);
-  return point{p->root_x, p->root_y};
+  pointer_snapshot_ = point{p->root_x, p->root_y};
+  return *pointer_snapshot_;
 }
 
 status input_context::move_to(point p) {

@@ -53,7 +53,12 @@ class input_context {
   double type_delay_ms() const { return type_delay_ms_; }
 
   // Pointer. Positions are root-window device pixels.
+  // The pointer in root coordinates. Queried once and then remembered until
+  // forget_pointer(), which the actor calls before every job except a query
+  // that directly follows another query: a burst of cursor_position calls
+  // costs one round trip.
   result<point> pointer();
+  void forget_pointer() { pointer_snapshot_.reset(); }
   status move_to(point p);
   status button(uint8_t button, bool down);
   bool button_is_down(uint8_t button) const { return (buttons_ >> button) & 1; }
@@ -123,6 +128,7 @@ class input_context {
   std::array<bool, 256> down_{};
   uint32_t buttons_ = 0;
   std::map<uint8_t, borrowing> borrowed_;
+  std::optional<point> pointer_snapshot_;
 };
 
 }  // namespace cu

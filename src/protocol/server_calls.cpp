@@ -41,13 +41,14 @@ class server_tool_call final : public tool_call {
     s_.submit_capture(seq_, std::move(job));
   }
 
-  void input(std::function<tool_result(input_context&, job_control&)> run) override {
+  void input(std::function<tool_result(input_context&, job_control&)> run,
+             bool read_only) override {
     done_ = true;
     server::inflight& fl = f();
     fl.at = server::where::actor;
     if (in_batch_) fl.batch->leased = true;
     s_.actor_.post(input_job{seq_, in_batch_ ? std::string() : fl.id_json, std::move(run),
-                             in_batch_ ? seq_ : 0});
+                             in_batch_ ? seq_ : 0, read_only});
   }
 
   void desktop(std::unique_ptr<desktop_op> op) override {

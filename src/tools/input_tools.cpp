@@ -321,7 +321,7 @@ void handle_cursor_position(tool_call& call) {
     tool_result r = tool_result::text(std::move(json));
     r.structured = str_cat("{\"x\":", std::to_string(img.x), ",\"y\":", std::to_string(img.y), "}");
     return r;
-  });
+  }, /*read_only=*/true);
 }
 
 }  // namespace cu

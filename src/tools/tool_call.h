@@ -41,8 +41,10 @@ class tool_call {
   // sequence number and id, and waits out CU_SCREENSHOT_DELAY after input.
   virtual void capture(capture_job job) = 0;
 
-  // Completes the call on the input actor with run's result.
-  virtual void input(std::function<tool_result(input_context&, job_control&)> run) = 0;
+  // Completes the call on the input actor with run's result. read_only: run
+  // sends no input (cursor_position).
+  virtual void input(std::function<tool_result(input_context&, job_control&)> run,
+                     bool read_only = false) = 0;
 
   // Completes the call on the desktop thread with op's result.
   virtual void desktop(std::unique_ptr<desktop_op> op) = 0;
