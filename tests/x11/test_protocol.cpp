@@ -209,14 +209,6 @@ TEST_CASE("invalid arguments are an isError result naming the argument") {
   CHECK(error_code(*r) == -32602);
 }
 
-TEST_CASE("a tool whose body is not in this build says so") {
-  xvfb x;
-  server_process s(x.display());
-  auto r = s.call_tool("wait", R"({"duration":1})");
-  CHECK(is_error(*r));
-  CHECK(text_of(*r).find("not available yet") != std::string::npos);
-}
-
 TEST_CASE("requests read from a file are all answered and the server exits 0") {
   xvfb x;
   char path[] = "/tmp/cu-stdin-XXXXXX";
