@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -328,6 +329,28 @@ std::string xterm_typist::type_and_collect(server_process& s, const std::string&
     usleep(10000);
   }
   return read_file(dir_ + "/OUT");
+}
+
+std::vector<input_event> of_types(const std::vector<input_event>& events,
+                                  std::initializer_list<uint8_t> types) {
+  std::vector<input_event> out;
+  for (const input_event& e : events) {
+    if (std::find(types.begin(), types.end(), e.type) != types.end()) out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<input_event> keys(const std::vector<input_event>& events) {
+  return of_types(events, {XCB_KEY_PRESS, XCB_KEY_RELEASE});
+}
+
+std::vector<input_event> buttons(const std::vector<input_event>& events) {
+  return of_types(events, {XCB_BUTTON_PRESS, XCB_BUTTON_RELEASE});
+}
+
+void check_nothing_pressed(input_probe& probe) {
+  CHECK(probe.keys_down().empty());
+  CHECK(probe.buttons_mask() == 0);
 }
 
 }  // namespace cu::test

@@ -111,6 +111,16 @@ class input_probe {
   std::vector<input_event> events_;
 };
 
+// The events of these types, in order.
+std::vector<input_event> of_types(const std::vector<input_event>& events,
+                                  std::initializer_list<uint8_t> types);
+// Key presses and releases; button presses and releases.
+std::vector<input_event> keys(const std::vector<input_event>& events);
+std::vector<input_event> buttons(const std::vector<input_event>& events);
+
+// No key is down on the display and no pointer button is pressed.
+void check_nothing_pressed(input_probe& probe);
+
 // Quotes a string as a JSON string literal (UTF-8 passed through).
 std::string json_string(std::string_view s);
 

@@ -245,27 +245,6 @@ std::vector<const json_line*> with_method(const std::vector<json_ptr>& lines,
 
 // ------------------------------------------------------------ the probe ----
 
-std::vector<input_event> of_types(const std::vector<input_event>& events,
-                                  std::initializer_list<uint8_t> types) {
-  std::vector<input_event> out;
-  for (const input_event& e : events) {
-    if (std::find(types.begin(), types.end(), e.type) != types.end()) out.push_back(e);
-  }
-  return out;
-}
-
-std::vector<input_event> keys(const std::vector<input_event>& events) {
-  return of_types(events, {XCB_KEY_PRESS, XCB_KEY_RELEASE});
-}
-
-std::vector<input_event> buttons(const std::vector<input_event>& events) {
-  return of_types(events, {XCB_BUTTON_PRESS, XCB_BUTTON_RELEASE});
-}
-
-void check_nothing_pressed(input_probe& probe) {
-  CHECK(probe.keys_down().empty());
-  CHECK(probe.buttons_mask() == 0);
-}
 
 // The letter a key event's keycode types ('?' for anything else).
 char letter_of(input_probe& probe, uint8_t keycode) {
@@ -758,6 +737,22 @@ TEST_CASE("a wait step runs inside a batch and a batch sees the session its step
 
 // ======================================================= input as a unit ====
 
+// Sends batches A and B back to back, in one write, and waits for both to
+// succeed.
+void send_two_batches(session& t, int round, const std::vector<std::string>& a_steps,
+                      const std::vector<std::string>& b_steps) {
+  const std::string ida = "\"A" + std::to_string(round) + "\"";
+  const std::string idb = "\"B" + std::to_string(round) + "\"";
+  t.s.write_raw(tool_call(ida, "computer_batch", batch_args(a_steps)) + "\n" +
+                tool_call(idb, "computer_batch", batch_args(b_steps)) + "\n");
+  auto ra = t.s.read_response(ida, 30000);
+  auto rb = t.s.read_response(idb, 30000);
+  REQUIRE(ra);
+  REQUIRE(rb);
+  CHECK_FALSE(is_error(*ra));
+  CHECK_FALSE(is_error(*rb));
+}
+
 TEST_CASE("two batches of key steps sent back to back never interleave") {
   session t;
   for (int round = 0; round < 5; ++round) {
@@ -769,16 +764,7 @@ TEST_CASE("two batches of key steps sent back to back never interleave") {
       a_steps.push_back(i % 2 == 0 ? key_step("a") : act("type", R"({"text":"aa"})"));
       b_steps.push_back(i % 2 == 0 ? key_step("b") : act("type", R"({"text":"bb"})"));
     }
-    const std::string ida = "\"A" + std::to_string(round) + "\"";
-    const std::string idb = "\"B" + std::to_string(round) + "\"";
-    t.s.write_raw(tool_call(ida, "computer_batch", batch_args(a_steps)) + "\n" +
-                  tool_call(idb, "computer_batch", batch_args(b_steps)) + "\n");
-    auto ra = t.s.read_response(ida, 30000);
-    auto rb = t.s.read_response(idb, 30000);
-    REQUIRE(ra);
-    REQUIRE(rb);
-    CHECK_FALSE(is_error(*ra));
-    CHECK_FALSE(is_error(*rb));
+    send_two_batches(t, round, a_steps, b_steps);
     auto events = t.probe.take();
     const std::string letters = pressed_letters(t.probe, events);
     INFO("letters pressed: " << letters);
@@ -799,16 +785,7 @@ TEST_CASE("two batches of clicks sent back to back never interleave") {
       a_steps.push_back(act("left_click", "{\"coordinate\":" + coord(100 + i, 100) + "}"));
       b_steps.push_back(act("left_click", "{\"coordinate\":" + coord(900 + i, 600) + "}"));
     }
-    const std::string ida = "\"A" + std::to_string(round) + "\"";
-    const std::string idb = "\"B" + std::to_string(round) + "\"";
-    t.s.write_raw(tool_call(ida, "computer_batch", batch_args(a_steps)) + "\n" +
-                  tool_call(idb, "computer_batch", batch_args(b_steps)) + "\n");
-    auto ra = t.s.read_response(ida, 30000);
-    auto rb = t.s.read_response(idb, 30000);
-    REQUIRE(ra);
-    REQUIRE(rb);
-    CHECK_FALSE(is_error(*ra));
-    CHECK_FALSE(is_error(*rb));
+    send_two_batches(t, round, a_steps, b_steps);
     auto b = buttons(t.probe.take());
     std::string sides;
     for (const input_event& e : b) sides += e.root_y == device_y(100) ? 'A' : e.root_y == device_y(600) ? 'B' : '?';

@@ -56,27 +56,6 @@ struct session {
   server_process s;
 };
 
-std::vector<input_event> of_types(const std::vector<input_event>& events,
-                                  std::initializer_list<uint8_t> types) {
-  std::vector<input_event> out;
-  for (const input_event& e : events) {
-    if (std::find(types.begin(), types.end(), e.type) != types.end()) out.push_back(e);
-  }
-  return out;
-}
-
-std::vector<input_event> buttons(const std::vector<input_event>& events) {
-  return of_types(events, {XCB_BUTTON_PRESS, XCB_BUTTON_RELEASE});
-}
-
-std::vector<input_event> keys(const std::vector<input_event>& events) {
-  return of_types(events, {XCB_KEY_PRESS, XCB_KEY_RELEASE});
-}
-
-void check_nothing_pressed(input_probe& probe) {
-  CHECK(probe.keys_down().empty());
-  CHECK(probe.buttons_mask() == 0);
-}
 
 // Polls (with a deadline) until one of the keys down is bound to one of the
 // keysyms: the tool's response may be written before its input job has run.
