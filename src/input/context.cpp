@@ -137,6 +137,7 @@ result<point> input_context::pointer() {
 }
 
 status input_context::move_to(point p) {
+  pointer_snapshot_.reset();
   auto c = connection();
   if (!c) return c.take_error();
   fake(XCB_MOTION_NOTIFY, 0, int16_t(p.x), int16_t(p.y));

@@ -53,10 +53,10 @@ class input_context {
   double type_delay_ms() const { return type_delay_ms_; }
 
   // Pointer. Positions are root-window device pixels.
-  // The pointer in root coordinates. Queried once and then remembered until
-  // forget_pointer(), which the actor calls before every job except a query
-  // that directly follows another query: a burst of cursor_position calls
-  // costs one round trip.
+  // The pointer position, queried once and then remembered until the next
+  // move_to or forget_pointer(), which the actor calls before every job
+  // except a query that directly follows another query: a burst of
+  // cursor_position calls costs one round trip.
   result<point> pointer();
   void forget_pointer() { pointer_snapshot_.reset(); }
   status move_to(point p);

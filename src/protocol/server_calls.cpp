@@ -156,9 +156,8 @@ void server::call_tool(std::string_view id_json, element params, bool has_params
       (t.is_string() || t.is_int64() || t.is_uint64())) {
     token = simdjson::minify(t);
   }
-  std::string id(id_json);
-  log(log_level::debug, "tools/call %.*s (id %s)", int(std::min<size_t>(name.size(), 64)),
-      name.data(), id.c_str());
+  log(log_level::debug, "tools/call %.*s (id %.*s)", int(std::min<size_t>(name.size(), 64)),
+      name.data(), int(std::min<size_t>(id_json.size(), 64)), id_json.data());
   uint64_t seq = accept(id_json, std::move(token));
   object args = empty_args_;
   element a;
