@@ -353,4 +353,25 @@ void check_nothing_pressed(input_probe& probe) {
   CHECK(probe.buttons_mask() == 0);
 }
 
+// Built with append: GCC 12 warns falsely (-Wrestrict) on "(" + to_string().
+std::string coord(int x, int y) {
+  std::string s = "[";
+  s.append(std::to_string(x)).append(",").append(std::to_string(y)).append("]");
+  return s;
+}
+
+std::string at(int x, int y) {
+  std::string s = "(";
+  s.append(std::to_string(device_x(x))).append(", ").append(std::to_string(device_y(y)));
+  return s.append(")");
+}
+
+session::session(std::map<std::string, std::string> env)
+    : probe(x.display()), s(x.display(), std::move(env)) {
+  auto shot = s.call_tool("screenshot");
+  REQUIRE_FALSE(is_error(*shot));
+  REQUIRE(image_of(*shot).width == 1366);
+  probe.take();
+}
+
 }  // namespace cu::test

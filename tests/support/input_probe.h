@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -120,6 +121,20 @@ std::vector<input_event> buttons(const std::vector<input_event>& events);
 
 // No key is down on the display and no pointer button is pressed.
 void check_nothing_pressed(input_probe& probe);
+
+// An image point as a JSON coordinate "[x,y]", and as the server writes the
+// device pixel it maps to: "(X, Y)".
+std::string coord(int x, int y);
+std::string at(int x, int y);
+
+// A 1920x1080 Xvfb, a full-screen probe window holding the focus, and the
+// server with a coordinate session from one screenshot.
+struct session {
+  explicit session(std::map<std::string, std::string> env = {});
+  xvfb x;
+  input_probe probe;
+  server_process s;
+};
 
 // Quotes a string as a JSON string literal (UTF-8 passed through).
 std::string json_string(std::string_view s);

@@ -128,17 +128,6 @@ std::string cancel_note(std::string_view id) {
          std::string(id) + R"(,"reason":"test"}})";
 }
 
-std::string coord(int x, int y) {
-  std::string s = "[";
-  s.append(std::to_string(x)).append(",").append(std::to_string(y)).append("]");
-  return s;
-}
-
-std::string at(int x, int y) {
-  std::string s = "(";
-  s.append(std::to_string(device_x(x))).append(", ").append(std::to_string(device_y(y)));
-  return s.append(")");
-}
 
 // One batch action.
 std::string act(std::string_view name, std::string_view args = {}) {
@@ -307,20 +296,6 @@ size_t runs(const std::string& s) {
   return n;
 }
 
-// A 1920x1080 Xvfb, a full-screen probe window holding the focus, and the
-// server with a coordinate session from one screenshot.
-struct session {
-  explicit session(std::map<std::string, std::string> env = {})
-      : probe(x.display()), s(x.display(), std::move(env)) {
-    auto shot = s.call_tool("screenshot");
-    REQUIRE_FALSE(is_error(*shot));
-    REQUIRE(image_of(*shot).width == 1366);
-    probe.take();
-  }
-  xvfb x;
-  input_probe probe;
-  server_process s;
-};
 
 }  // namespace
 

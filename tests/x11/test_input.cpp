@@ -28,33 +28,6 @@ constexpr std::pair<int, int> kPoints[] = {
     {1365, 0},  {0, 767},    {512, 256}, {977, 123}, {44, 601},
 };
 
-// Built with append: GCC 12 warns falsely (-Wrestrict) on "(" + to_string().
-std::string coord(int x, int y) {
-  std::string s = "[";
-  s.append(std::to_string(x)).append(",").append(std::to_string(y)).append("]");
-  return s;
-}
-
-std::string at(int x, int y) {
-  std::string s = "(";
-  s.append(std::to_string(device_x(x))).append(", ").append(std::to_string(device_y(y)));
-  return s.append(")");
-}
-
-// A 1920x1080 Xvfb, a full-screen probe window holding the focus, and the
-// server with a coordinate session from one screenshot.
-struct session {
-  explicit session(std::map<std::string, std::string> env = {})
-      : probe(x.display()), s(x.display(), std::move(env)) {
-    auto shot = s.call_tool("screenshot");
-    REQUIRE_FALSE(is_error(*shot));
-    REQUIRE(image_of(*shot).width == 1366);
-    probe.take();
-  }
-  xvfb x;
-  input_probe probe;
-  server_process s;
-};
 
 
 // Polls (with a deadline) until one of the keys down is bound to one of the
