@@ -374,4 +374,16 @@ session::session(std::map<std::string, std::string> env)
   probe.take();
 }
 
+bool wait_key_down(input_probe& probe, std::initializer_list<uint32_t> keysyms,
+                   int timeout_ms) {
+  const int64_t deadline = now_ms() + timeout_ms;
+  for (;;) {
+    for (uint8_t code : probe.keys_down()) {
+      if (probe.keycode_has(code, keysyms)) return true;
+    }
+    if (now_ms() > deadline) return false;
+    usleep(5000);
+  }
+}
+
 }  // namespace cu::test

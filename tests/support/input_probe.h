@@ -122,6 +122,11 @@ std::vector<input_event> buttons(const std::vector<input_event>& events);
 // No key is down on the display and no pointer button is pressed.
 void check_nothing_pressed(input_probe& probe);
 
+// Polls (with a deadline) until one of the keys down is bound to one of the
+// keysyms: the tool's response may be written before its input job has run.
+bool wait_key_down(input_probe& probe, std::initializer_list<uint32_t> keysyms,
+                   int timeout_ms = 2000);
+
 // An image point as a JSON coordinate "[x,y]", and as the server writes the
 // device pixel it maps to: "(X, Y)".
 std::string coord(int x, int y);

@@ -275,18 +275,6 @@ bool wait_pressed(input_probe& probe, const std::string& letters, int timeout_ms
   }
 }
 
-bool wait_key_down(input_probe& probe, std::initializer_list<uint32_t> keysyms,
-                   int timeout_ms = 3000) {
-  const int64_t deadline = now_ms() + timeout_ms;
-  for (;;) {
-    for (uint8_t code : probe.keys_down()) {
-      if (probe.keycode_has(code, keysyms)) return true;
-    }
-    if (now_ms() > deadline) return false;
-    usleep(5000);
-  }
-}
-
 // Number of maximal runs of equal characters ("aabba" has 3).
 size_t runs(const std::string& s) {
   size_t n = 0;
@@ -871,7 +859,7 @@ TEST_CASE("a batch cancelled during a hold_key step releases the key at once") {
   t.s.send(tool_call("\"hb\"", "computer_batch",
                      batch_args({act("hold_key", R"({"text":"shift","duration":5})"),
                                  key_step("b")})));
-  REQUIRE(wait_key_down(t.probe, {kXK_Shift_L, kXK_Shift_R}));
+  REQUIRE(wait_key_down(t.probe, {kXK_Shift_L, kXK_Shift_R}, 3000));
   const int64_t cancelled_at = now_ms();
   t.s.send(cancel_note("\"hb\""));
   // An input call answered after the cancel sees the keys already up.

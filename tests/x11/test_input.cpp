@@ -30,20 +30,6 @@ constexpr std::pair<int, int> kPoints[] = {
 
 
 
-// Polls (with a deadline) until one of the keys down is bound to one of the
-// keysyms: the tool's response may be written before its input job has run.
-bool wait_key_down(input_probe& probe, std::initializer_list<uint32_t> keysyms,
-                   int timeout_ms = 2000) {
-  const int64_t deadline = now_ms() + timeout_ms;
-  for (;;) {
-    for (uint8_t code : probe.keys_down()) {
-      if (probe.keycode_has(code, keysyms)) return true;
-    }
-    if (now_ms() > deadline) return false;
-    usleep(5000);
-  }
-}
-
 // The id of a response line, as JSON text ("" when it has none).
 std::string id_of(const std::string& line) {
   json_ptr j = parse_json(line);
