@@ -6,6 +6,7 @@
 #include <csignal>
 
 #include "config.h"
+#include "protocol/json_diagnose.h"
 #include "protocol/json_writer.h"
 #include "protocol/tool_result.h"
 #include "tools/registry.h"
@@ -54,9 +55,9 @@ server::~server() {
   desktop_.stop();
 }
 
-int server::start() {
-  if (int err = out_.start(STDOUT_FILENO)) return err;
-  if (int err = in_.start(STDIN_FILENO)) return err;
+int server::start(int in_fd, int out_fd) {
+  if (int err = out_.start(out_fd)) return err;
+  if (int err = in_.start(in_fd)) return err;
   auto watch = [this](uv_signal_t* h, int signum) {
     uv_signal_init(loop_, h);
     h->data = this;
@@ -117,8 +118,7 @@ void server::on_frame(std::string_view line) {
   }
   element doc;
   if (auto err = parser_.parse(line.data(), line.size()).get(doc)) {
-    send(render_error("null", rpc_error::parse_error,
-                      std::string("Parse error: ") + simdjson::error_message(err)));
+    send(render_error("null", rpc_error::parse_error, describe_parse_error(line, err)));
     return;
   }
   if (!doc.is_array()) {
@@ -195,26 +195,28 @@ void server::on_message(element doc) {
                                     : "Invalid Request: \"method\" must be a string"));
     return;
   }
-  element params;
-  bool has_params = msg.at_key("params").get(params) == simdjson::SUCCESS;
-  if (has_params && !params.is_object() && !params.is_array()) {
-    if (has_id) {
-      respond(render_error(id_json, rpc_error::invalid_params,
-                           "Invalid params: \"params\" must be an object"));
+  params_t params;
+  element p;
+  if (msg.at_key("params").get(p) == simdjson::SUCCESS) {
+    if (!p.is_object() && !p.is_array()) {
+      if (has_id) {
+        respond(render_error(id_json, rpc_error::invalid_params,
+                             "Invalid params: \"params\" must be an object"));
+      }
+      return;
     }
-    return;
+    if (p.is_object()) params = object(p);
   }
   if (has_id) {
-    on_request(id_json, method, params, has_params);
+    on_request(id_json, method, params);
   } else {
     on_notification(method, params);
   }
 }
 
-void server::on_request(std::string_view id_json, std::string_view method, element params,
-                        bool has_params) {
+void server::on_request(std::string_view id_json, std::string_view method, params_t params) {
   if (method == "tools/call") {
-    call_tool(id_json, params, has_params);
+    call_tool(id_json, params);
   } else if (method == "ping") {
     respond(render_result(id_json, "{}"));
   } else if (method == "tools/list") {
@@ -225,20 +227,21 @@ void server::on_request(std::string_view id_json, std::string_view method, eleme
                            "Invalid Request: initialize cannot be part of a batch array"));
       return;
     }
-    respond(render_result(id_json, initialize_result(params, has_params)));
+    respond(render_result(id_json, initialize_result(params)));
   } else if (method == "logging/setLevel") {
-    respond(set_logging_level(id_json, params, has_params));
+    respond(set_logging_level(id_json, params));
   } else {
     respond(render_error(id_json, rpc_error::method_not_found,
                          "Method not found: " + std::string(method)));
   }
 }
 
-void server::on_notification(std::string_view method, element params) {
+void server::on_notification(std::string_view method, params_t params) {
   if (method == "notifications/cancelled") {
+    // A cancellation without params or without a valid requestId names no
+    // request: like every malformed notification, it gets no answer.
     element request_id;
-    if (params.is_object() &&
-        object(params).at_key("requestId").get(request_id) == simdjson::SUCCESS &&
+    if (params && params->at_key("requestId").get(request_id) == simdjson::SUCCESS &&
         is_valid_id(request_id)) {
       cancel(simdjson::minify(request_id));
     }
@@ -246,11 +249,10 @@ void server::on_notification(std::string_view method, element params) {
   // notifications/initialized and anything else: nothing to do.
 }
 
-std::string server::initialize_result(element params, bool has_params) {
+std::string server::initialize_result(params_t params) {
   const char* version = kProtocolVersions[3];
   std::string_view requested;
-  if (has_params && params.is_object() &&
-      object(params).at_key("protocolVersion").get(requested) == simdjson::SUCCESS) {
+  if (params && params->at_key("protocolVersion").get(requested) == simdjson::SUCCESS) {
     for (const char* v : kProtocolVersions) {
       if (requested == v) version = v;
     }
@@ -268,15 +270,13 @@ std::string server::initialize_result(element params, bool has_params) {
   return out;
 }
 
-std::string server::set_logging_level(std::string_view id_json, element params,
-                                      bool has_params) {
+std::string server::set_logging_level(std::string_view id_json, params_t params) {
   // RFC 5424 levels, lowest first, and the least severe of ours each admits.
   static constexpr std::pair<std::string_view, int> kLevels[] = {
       {"debug", 0}, {"info", 1},     {"notice", 2}, {"warning", 2},
       {"error", 3}, {"critical", 4}, {"alert", 4},  {"emergency", 4}};
   std::string_view level;
-  if (!has_params || !params.is_object() ||
-      object(params).at_key("level").get(level) != simdjson::SUCCESS) {
+  if (!params || params->at_key("level").get(level) != simdjson::SUCCESS) {
     return render_error(id_json, rpc_error::invalid_params,
                         "Invalid params: logging/setLevel needs a string \"level\"");
   }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <simdjson.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include <chrono>
@@ -45,8 +46,10 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  // Starts stdio and the signal watchers. Returns 0 or a libuv error.
-  int start();
+  // Starts reading requests from in_fd and writing answers to out_fd (stdin
+  // and stdout; the fuzz target passes a file and /dev/null), and the signal
+  // watchers. Returns 0 or a libuv error.
+  int start(int in_fd = STDIN_FILENO, int out_fd = STDOUT_FILENO);
 
  private:
   friend class server_tool_call;
@@ -85,13 +88,15 @@ class server {
   void on_stdin_end(int status);
   void on_frame(std::string_view line);
   void on_message(simdjson::dom::element doc);
-  void on_request(std::string_view id_json, std::string_view method,
-                  simdjson::dom::element params, bool has_params);
-  void on_notification(std::string_view method, simdjson::dom::element params);
-  void call_tool(std::string_view id_json, simdjson::dom::element params, bool has_params);
+  // params: the request's params object; nothing when it is absent (or an
+  // array, which no method here takes). Never a default-constructed
+  // element: reading one is undefined behaviour inside simdjson.
+  using params_t = std::optional<simdjson::dom::object>;
+  void on_request(std::string_view id_json, std::string_view method, params_t params);
+  void on_notification(std::string_view method, params_t params);
+  void call_tool(std::string_view id_json, params_t params);
   void on_completions(std::vector<completion>& batch);
-  std::string set_logging_level(std::string_view id_json, simdjson::dom::element params,
-                                bool has_params);
+  std::string set_logging_level(std::string_view id_json, params_t params);
 
   uint64_t accept(std::string_view id_json, std::string progress_token);
   // Ends request seq: writes line (unless it was cancelled; empty: nothing).
@@ -127,7 +132,7 @@ class server {
   void begin_stop(stop_reason why);
   void maybe_finish_stop();
 
-  std::string initialize_result(simdjson::dom::element params, bool has_params);
+  std::string initialize_result(params_t params);
 
   uv_loop_t* loop_;
   config cfg_;

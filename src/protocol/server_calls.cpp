@@ -141,17 +141,16 @@ void server::stop_timer(uv_timer_t*& t) {
   t = nullptr;
 }
 
-void server::call_tool(std::string_view id_json, element params, bool has_params) {
+void server::call_tool(std::string_view id_json, params_t params) {
   std::string_view name;
-  if (!has_params || !params.is_object() ||
-      object(params).at_key("name").get(name) != simdjson::SUCCESS) {
+  if (!params || params->at_key("name").get(name) != simdjson::SUCCESS) {
     respond(render_error(id_json, rpc_error::invalid_params,
                          "Invalid params: tools/call needs a string \"name\""));
     return;
   }
   std::string token;
   element meta, t;
-  if (object(params).at_key("_meta").get(meta) == simdjson::SUCCESS && meta.is_object() &&
+  if (params->at_key("_meta").get(meta) == simdjson::SUCCESS && meta.is_object() &&
       object(meta).at_key("progressToken").get(t) == simdjson::SUCCESS &&
       (t.is_string() || t.is_int64() || t.is_uint64())) {
     token = simdjson::minify(t);
@@ -161,7 +160,7 @@ void server::call_tool(std::string_view id_json, element params, bool has_params
   uint64_t seq = accept(id_json, std::move(token));
   object args = empty_args_;
   element a;
-  if (object(params).at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
+  if (params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
     if (!a.is_object()) {
       complete(seq, render_tool_response(id_json, tool_result::failure(
                                                       "Invalid argument \"arguments\": "

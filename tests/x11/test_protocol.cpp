@@ -124,6 +124,31 @@ TEST_CASE("an unknown method gets -32601 and notifications get no response") {
   CHECK(error_code(*r) == -32601);
 }
 
+TEST_CASE("a notifications/cancelled without params is ignored and the server goes on") {
+  xvfb x;
+  server_process s(x.display());
+  // This line once ended the server with SIGSEGV: simdjson was asked about
+  // a params element that did not exist.
+  for (const char* bad : {R"({"jsonrpc":"2.0","method":"notifications/cancelled"})",
+                          R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":[]})",
+                          R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})",
+                          R"({"jsonrpc":"2.0","method":"notifications/cancelled",)"
+                          R"("params":{"requestId":null}})",
+                          R"({"jsonrpc":"2.0","method":"notifications/progress"})",
+                          R"({"jsonrpc":"2.0","method":"notifications/initialized"})"}) {
+    s.send(bad);
+  }
+  // Nothing answered the notifications: the next line is the ping's.
+  s.send(R"({"jsonrpc":"2.0","id":"p","method":"ping"})");
+  auto r = next_json(s);
+  std::string_view id;
+  REQUIRE(r->root["id"].get(id) == simdjson::SUCCESS);
+  CHECK(id == "p");
+  CHECK(r->root["result"].is_object());
+  s.close_stdin();
+  CHECK(s.wait_exit() == 0);
+}
+
 TEST_CASE("100 requests written in one burst are all answered") {
   xvfb x;
   server_process s(x.display());
