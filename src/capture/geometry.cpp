@@ -28,9 +28,10 @@ coord_session make_session(rect device) {
 
 result<point> image_to_device(const coord_session& s, double x, double y) {
   if (!(x >= 0 && y >= 0 && x < s.image.w && y < s.image.h)) {
-    char msg[160];
-    snprintf(msg, sizeof msg, "coordinate (%g, %g) is outside the %dx%d screenshot", x, y,
-             s.image.w, s.image.h);
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "(%g, %g) is outside the %dx%d screenshot (x from 0 to %d, y from 0 to %d)", x, y,
+             s.image.w, s.image.h, s.image.w - 1, s.image.h - 1);
     return make_error(errc::out_of_range, msg);
   }
   auto map = [](double v, int image, int device) {
@@ -60,7 +61,7 @@ result<rect> region_to_device(const coord_session& s, const std::array<int, 4>& 
   if (x0 < 0 || y0 < 0 || x1 > s.image.w || y1 > s.image.h || x0 >= x1 || y0 >= y1) {
     char msg[200];
     snprintf(msg, sizeof msg,
-             "region [%d, %d, %d, %d] must satisfy 0 <= x0 < x1 <= %d and 0 <= y0 < y1 <= %d",
+             "[%d, %d, %d, %d] must satisfy 0 <= x0 < x1 <= %d and 0 <= y0 < y1 <= %d",
              x0, y0, x1, y1, s.image.w, s.image.h);
     return make_error(errc::out_of_range, msg);
   }

@@ -49,7 +49,8 @@ coord_session make_session(rect device);
 
 // Maps an image-space point to the device pixel at the centre of its
 // footprint in the downscale, in root coordinates. A point outside
-// [0, image.w) x [0, image.h) is an out_of_range error.
+// [0, image.w) x [0, image.h) is an out_of_range error whose message starts
+// with the point (the caller names the argument).
 result<point> image_to_device(const coord_session& s, double x, double y);
 
 // Maps a root-coordinate device pixel back to image space (clamped to the
@@ -58,7 +59,9 @@ point device_to_image(const coord_session& s, point device);
 
 // Maps an image-space region [x0, y0, x1, y1] (x1 and y1 exclusive, at most
 // the image size) to the device rectangle it covers, in root coordinates,
-// rounding outwards so the crop contains every pixel the region touched.
+// rounding outwards so the crop contains every pixel the region touched. A
+// region out of bounds is an out_of_range error whose message starts with
+// the region (the caller names the argument).
 result<rect> region_to_device(const coord_session& s, const std::array<int, 4>& region);
 
 }  // namespace cu

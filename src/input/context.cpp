@@ -250,9 +250,14 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
   if (keys.size() < want.size()) {
     // Take back the keycodes used longest ago whose keysyms are not wanted
     // now, once clients have surely finished looking them up.
+    // A keycode that is down (a hold_key's, a chord's being pressed) is
+    // never rebound: its release must still mean the same key.
     std::vector<std::pair<clock_type::time_point, uint8_t>> idle;
     for (auto& [kc, b] : borrowed_) {
-      if (std::find(syms.begin(), syms.end(), b.sym) == syms.end()) idle.emplace_back(b.last_used, kc);
+      if (std::find(syms.begin(), syms.end(), b.sym) == syms.end() && key_refs_[kc] == 0 &&
+          !down_[kc]) {
+        idle.emplace_back(b.last_used, kc);
+      }
     }
     std::sort(idle.begin(), idle.end());
     for (auto& [used, kc] : idle) {
@@ -289,32 +294,36 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
   return done_t{};
 }
 
-result<key_stroke> input_context::stroke_for(keysym_t sym) {
-  if (auto s = lookup(sym)) return *s;
-  if (auto b = borrow({sym}); !b) return b.take_error();
-  if (auto s = lookup(sym)) return *s;
-  return make_error(errc::x_failed, "could not bind a keycode");
-}
-
 result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) {
   if (auto s = ensure_layout(); !s) return s.take_error();
   if (auto b = borrow(chord.keys); !b) return b.take_error();
-  std::vector<uint8_t> pressed;
+  // Every key has its keycode now, or there were not enough spare ones:
+  // binding one more here could take back a keycode this chord needs.
+  std::vector<key_stroke> strokes;
   for (keysym_t sym : chord.keys) {
-    auto stroke = stroke_for(sym);
-    if (!stroke) {
-      release_keys(pressed);
-      return stroke.take_error();
-    }
+    if (auto stroke = lookup(sym)) strokes.push_back(*stroke);
+  }
+  if (strokes.size() < chord.keys.size()) {
+    size_t lacking = 0;
+    for (keysym_t sym : chord.keys) lacking += layout_.find(sym) ? 0 : 1;
+    return make_error(errc::invalid_argument,
+                      "the keys cannot all be held at once: " + std::to_string(lacking) +
+                          " of them are not on the keyboard layout, and only " +
+                          std::to_string(spare_keys()) +
+                          " spare keycodes can be bound to such keys at a time (some may be "
+                          "held by another hold_key); nothing was pressed");
+  }
+  std::vector<uint8_t> pressed;
+  for (const key_stroke& stroke : strokes) {
     for (int bit = 0; bit < 8; ++bit) {
-      if (stroke->mods & (1u << bit)) {
+      if (stroke.mods & (1u << bit)) {
         uint8_t mk = layout_.modifier_key(bit);
         press_key(mk);
         pressed.push_back(mk);
       }
     }
-    press_key(stroke->keycode);
-    pressed.push_back(stroke->keycode);
+    press_key(stroke.keycode);
+    pressed.push_back(stroke.keycode);
   }
   return pressed;
 }

@@ -100,8 +100,6 @@ class input_context {
   // Binds spare keycodes to those of syms nothing produces yet, as many as
   // there are spare keys for, in one batch.
   status borrow(const std::vector<keysym_t>& syms);
-  // lookup, binding a spare keycode when needed.
-  result<key_stroke> stroke_for(keysym_t sym);
   // Reference-counted presses: the key goes down on the first and up on
   // the last release.
   void press_key(uint8_t keycode);

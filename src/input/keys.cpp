@@ -3,6 +3,7 @@
 #include <xkbcommon/xkbcommon.h>
 
 #include <cctype>
+#include <cstdio>
 
 #include "util/ascii.h"
 #include "util/utf8.h"
@@ -48,10 +49,13 @@ constexpr alias kAliases[] = {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
+// s in quotes; enough of a long one to recognise it, not all of it.
 std::string quoted(std::string_view s) {
+  constexpr size_t kEcho = 80;
   std::string out = "\"";
-  out.append(s);
+  out.append(s.substr(0, kEcho));
   out += '"';
+  if (s.size() > kEcho) out += "...";
   return out;
 }
 
@@ -90,6 +94,23 @@ result<keysym_t> parse_key_name(std::string_view name) {
 }
 
 result<std::vector<key_chord>> parse_key_sequence(std::string_view text) {
+  // Key names are printable: a control character (a NUL above all, which
+  // would end the name X looks up) is refused, not silently cut at.
+  for (size_t i = 0; i < text.size();) {
+    size_t at = i;
+    char32_t cp = 0;
+    if (!next_code_point(text, &i, &cp)) {
+      return make_error(errc::invalid_argument,
+                        "Invalid argument \"text\": expected UTF-8 key names, got a malformed "
+                        "byte sequence at byte " + std::to_string(at));
+    }
+    if ((cp < 0x20 && !is_space(char(cp))) || (cp >= 0x7f && cp < 0xa0)) {
+      char hex[16];
+      snprintf(hex, sizeof hex, "U+%04X", unsigned(cp));
+      return bad_key(std::string("control character ") + hex + " at byte " + std::to_string(at),
+                     text);
+    }
+  }
   std::vector<key_chord> chords;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -123,6 +144,11 @@ result<std::vector<key_chord>> parse_key_sequence(std::string_view text) {
       auto sym = parse_key_name(parts[k]);
       if (!sym) return bad_key(sym.err().message, text);
       chord.keys.push_back(*sym);
+    }
+    if (chord.keys.size() > kMaxChordKeys) {
+      return bad_key(std::to_string(chord.keys.size()) + " keys in one chord (at most " +
+                         std::to_string(kMaxChordKeys) + " can be held together)",
+                     text);
     }
     chords.push_back(std::move(chord));
   }

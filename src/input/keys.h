@@ -5,6 +5,7 @@
 // Thread affinity: none; pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,6 +16,19 @@
 namespace cu {
 
 using keysym_t = uint32_t;
+
+// Bounds that keep every request's cost small and known in advance (the
+// input actor serializes everyone's input, so one long call delays all
+// others). A request over a bound is refused before anything is pressed.
+// The most keys held together in one chord, a hold_key or a click's
+// modifiers: far more than any real shortcut needs, and within the spare
+// keycodes a keymap has for keysyms it lacks.
+inline constexpr size_t kMaxChordKeys = 16;
+// The most chords one key call taps (its chords times repeat).
+inline constexpr size_t kMaxKeyTaps = 1000;
+// The most characters one type call types: a minute at the default
+// CU_TYPE_DELAY_MS of 12 ms, about where hosts time a call out anyway.
+inline constexpr size_t kMaxTypeCharacters = 5000;
 
 // Keys pressed together: pressed in order, released in reverse order.
 struct key_chord {
@@ -31,6 +45,9 @@ result<keysym_t> parse_key_name(std::string_view name);
 // A key sequence: chords separated by whitespace, the keys of a chord joined
 // by '+'. A literal plus is written "plus" or as an empty name between two
 // '+' ("ctrl++"). The error names the offending key and the whole text.
+// Malformed UTF-8, control characters other than the whitespace separators
+// (a NUL would otherwise cut a key name short) and chords of more than
+// kMaxChordKeys keys are refused.
 result<std::vector<key_chord>> parse_key_sequence(std::string_view text);
 
 // What typing one character presses.

@@ -45,26 +45,42 @@ error no_session() {
                     "an image to refer to");
 }
 
-// The device pixel an image-space coordinate argument maps to.
-result<point> device_point(tool_call& call, const std::array<double, 2>& c) {
+// The device pixel the image-space coordinate argument `name` maps to.
+result<point> device_point(tool_call& call, std::string_view name,
+                           const std::array<double, 2>& c) {
   auto s = call.session();
   if (!s) return no_session();
-  return image_to_device(*s, c[0], c[1]);
+  auto p = image_to_device(*s, c[0], c[1]);
+  if (!p) return make_error(p.err().code, str_cat("Invalid argument \"", name, "\": ", p.err().message));
+  return p;
 }
 
 result<point> required_point(tool_call& call, std::string_view name) {
   auto c = arg_coordinate(call.args, name);
   if (!c) return c.take_error();
-  return device_point(call, *c);
+  return device_point(call, name, *c);
 }
 
 result<std::optional<point>> optional_point(tool_call& call, std::string_view name) {
   auto c = arg_optional_coordinate(call.args, name);
   if (!c) return c.take_error();
   if (!*c) return std::optional<point>();
-  auto p = device_point(call, **c);
+  auto p = device_point(call, name, **c);
   if (!p) return p.take_error();
   return std::optional<point>(*p);
+}
+
+// The keys of all chords as one chord, held together (a click's modifiers,
+// a hold): at most kMaxChordKeys of them.
+result<key_chord> held_together(const std::vector<key_chord>& chords) {
+  key_chord all;
+  for (const key_chord& c : chords) all.keys.insert(all.keys.end(), c.keys.begin(), c.keys.end());
+  if (all.keys.size() > kMaxChordKeys) {
+    return invalid_argument("text", str_cat("at most ", std::to_string(kMaxChordKeys),
+                                            " keys to hold together"),
+                            std::to_string(all.keys.size()) + " keys");
+  }
+  return all;
 }
 
 // Keys written as one or more chords, held together (modifiers for a click,
@@ -83,10 +99,9 @@ result<std::optional<held_keys>> optional_modifiers(tool_call& call) {
   if (!text) return text.take_error();
   auto chords = parse_key_sequence(*text);
   if (!chords) return chords.take_error();
-  held_keys h;
-  h.text = std::string(*text);
-  for (key_chord& c : *chords) h.chord.keys.insert(h.chord.keys.end(), c.keys.begin(), c.keys.end());
-  return std::optional<held_keys>(std::move(h));
+  auto all = held_together(*chords);
+  if (!all) return all.take_error();
+  return std::optional<held_keys>(held_keys{std::move(*all), std::string(*text)});
 }
 
 tool_result failed(const error& e) { return tool_result::failure(e.message); }
@@ -248,6 +263,13 @@ void handle_type(tool_call& call) {
   size_t characters = 0;
   auto keys = keystrokes_for_text(*text, &characters);
   if (!keys) return call.fail(keys.err().message);
+  if (characters > kMaxTypeCharacters) {
+    return call.fail(str_cat("Invalid argument \"text\": type takes at most ",
+                             std::to_string(kMaxTypeCharacters), " characters per call, got ",
+                             std::to_string(characters),
+                             "; split the text over several calls, or write_clipboard it and "
+                             "paste with key ctrl+v"));
+  }
   call.input([keys = std::move(*keys), characters](input_context& ctx, job_control&) {
     size_t typed = 0;
     if (auto s = ctx.type(keys, &typed); !s) {
@@ -266,6 +288,13 @@ void handle_key(tool_call& call) {
   if (!chords) return call.fail(chords.err().message);
   auto repeat = arg_integer(call.args, "repeat", 1, 1000, 1);
   if (!repeat) return call.fail(repeat.err().message);
+  if (chords->size() * size_t(*repeat) > kMaxKeyTaps) {
+    return call.fail(str_cat("Invalid argument \"repeat\": key taps at most ",
+                             std::to_string(kMaxKeyTaps), " chords per call, got ",
+                             std::to_string(chords->size()), " chord(s) x ",
+                             std::to_string(*repeat), " = ",
+                             std::to_string(chords->size() * size_t(*repeat))));
+  }
   std::string label = "pressed " + std::string(*text);
   if (*repeat > 1) label += " x" + std::to_string(*repeat);
   call.input([chords = std::move(*chords), n = *repeat, label](input_context& ctx, job_control&) {
@@ -289,10 +318,10 @@ void handle_hold_key(tool_call& call) {
   if (!chords) return call.fail(chords.err().message);
   auto duration = arg_number(call.args, "duration", 0, true, 100);
   if (!duration) return call.fail(duration.err().message);
-  key_chord all;
-  for (key_chord& c : *chords) all.keys.insert(all.keys.end(), c.keys.begin(), c.keys.end());
+  auto all = held_together(*chords);
+  if (!all) return call.fail(all.err().message);
   std::string label = "held " + std::string(*text) + " for " + number_text(*duration) + "s";
-  call.input([all = std::move(all), d = *duration, label](input_context& ctx, job_control& ctl) {
+  call.input([all = std::move(*all), d = *duration, label](input_context& ctx, job_control& ctl) {
     auto pressed = ctx.press_chord(all);
     if (!pressed) return failed(pressed.err());
     if (auto s = ctx.sync(); !s) {

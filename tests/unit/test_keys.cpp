@@ -137,3 +137,43 @@ TEST_CASE("malformed UTF-8 is an error, not garbage keystrokes") {
   CHECK_FALSE(cu::keystrokes_for_text("\xed\xa0\x80", &n).ok());  // A surrogate.
   CHECK_FALSE(cu::keystrokes_for_text("\xc0\xaf", &n).ok());      // Overlong '/'.
 }
+
+TEST_CASE("a NUL in a key name is refused, not cut at") {
+  using namespace std::string_literals;
+  for (const std::string& text : {"a\0b"s, "Return\0;rm"s, "ctrl+\0"s, "\0"s}) {
+    auto r = cu::parse_key_sequence(text);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.err().message, Catch::Contains("control character U+0000"));
+  }
+}
+
+TEST_CASE("control characters other than the whitespace separators are refused in key names") {
+  for (const char* text : {"a\x01", "\x1b", "ctrl+\x7f", "a\xc2\x85"}) {
+    INFO(text);
+    CHECK_FALSE(cu::parse_key_sequence(text).ok());
+  }
+  // Tabs and line breaks separate chords, as spaces do.
+  auto r = cu::parse_key_sequence("a\tb\r\nc");
+  REQUIRE(r.ok());
+  CHECK(r->size() == 3);
+}
+
+TEST_CASE("malformed UTF-8 in key names is refused") {
+  CHECK_THAT(cu::parse_key_sequence("ctrl+\xff").err().message, Catch::Contains("UTF-8"));
+}
+
+TEST_CASE("a chord of more keys than can be held together is refused") {
+  std::string sixteen = "a";
+  for (char c = 'b'; c < 'a' + 16; ++c) sixteen += std::string("+") + c;
+  REQUIRE(cu::parse_key_sequence(sixteen).ok());
+  auto r = cu::parse_key_sequence(sixteen + "+z");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.err().message, Catch::Contains("17 keys in one chord (at most 16"));
+}
+
+TEST_CASE("a huge key text is not echoed whole in the error") {
+  std::string text(100000, 'q');
+  auto r = cu::parse_key_sequence(text);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.err().message.size() < 400);
+}
