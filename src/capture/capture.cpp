@@ -24,14 +24,26 @@ tool_result finish(const frame& f, size2 out_size, bool save, const std::string&
   auto png = encode_png_rgb_parallel(out_size.w, out_size.h, make_filler, runner);
   if (!png) return tool_result::failure(png.err().message);
   std::string saved;
+  std::string save_error;
   if (save) {
     auto path = save_png_file(save_dir, prefix, png->data.get(), png->size);
-    if (!path) return tool_result::failure("save_to_disk failed: " + path.err().message);
-    saved = std::move(*path);
+    if (path) {
+      saved = std::move(*path);
+    } else {
+      save_error = path.err().message;
+    }
   }
   tool_result r;
   r.add_image(std::move(*png));
-  if (save) r.add_text("Saved to disk: " + saved);
+  if (!save_error.empty()) {
+    // The capture itself worked: the model still gets the image, and an
+    // error block says the file was not written.
+    r.is_error = true;
+    r.add_text("save_to_disk failed (the image above was captured, but not saved): " +
+               save_error);
+  } else if (save) {
+    r.add_text("Saved to disk: " + saved);
+  }
   // The geometry, for clients that read structuredContent.
   json_writer j(r.structured);
   j.begin_object().key("image").begin_object().key("width").number(int64_t(out_size.w));
@@ -45,7 +57,7 @@ tool_result finish(const frame& f, size2 out_size, bool save, const std::string&
     for (int v : *region) j.number(int64_t(v));
     j.end_array();
   }
-  if (save) j.key("saved_to").string(saved);
+  if (!saved.empty()) j.key("saved_to").string(saved);
   j.end_object();
   return r;
 }
@@ -71,7 +83,9 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
     auto f = g.grab(area);
     if (!f) return tool_result::failure(f.err().message);
     tool_result r = finish(*f, session.image, job.save_to_disk, save_dir, "screenshot", runner);
-    if (!r.is_error) *established = session;
+    // The model sees the image whenever there is one (a failed save_to_disk
+    // included), so coordinates refer to it from now on.
+    if (r.has_image()) *established = session;
     return r;
   }
 
@@ -83,7 +97,7 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
     *established = session;
   }
   auto device = region_to_device(session, job.region);
-  if (!device) return tool_result::failure(device.err().message);
+  if (!device) return tool_result::failure("Invalid argument \"region\": " + device.err().message);
   // The screen may have shrunk since the session was made.
   rect area = intersect(*device, *screen);
   if (area.w == 0) return tool_result::failure("the zoom region is no longer on screen");

@@ -35,6 +35,13 @@ tool_result& tool_result::add_image(byte_buffer png) {
   return *this;
 }
 
+bool tool_result::has_image() const {
+  for (const content_block& b : content) {
+    if (b.type == content_block::kind::image) return true;
+  }
+  return false;
+}
+
 std::string render_tool_response(std::string_view id_json, const tool_result& r) {
   // Size the line once: the base64 payloads dominate it.
   size_t reserve = 128 + id_json.size() + r.structured.size();

@@ -32,6 +32,7 @@ struct tool_result {
   static tool_result json(std::string object_json);
   tool_result& add_text(std::string t);
   tool_result& add_image(byte_buffer png);
+  bool has_image() const;
 };
 
 // JSON-RPC error codes used by the protocol layer.

@@ -3,12 +3,17 @@
 #include <cmath>
 #include <cstdio>
 
+#include "util/utf8.h"
+
 namespace cu {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
 namespace {
+
+// The largest magnitude a region element may have: X coordinates are 16-bit.
+constexpr int kMaxRegionValue = 32767;
 
 const char* type_name(element e) {
   switch (e.type()) {
@@ -73,6 +78,31 @@ result<std::string_view> arg_string(simdjson::dom::object args, std::string_view
   return std::string_view(*e);
 }
 
+result<std::string_view> arg_name(simdjson::dom::object args, std::string_view name,
+                                  size_t max_bytes) {
+  auto v = arg_string(args, name);
+  if (!v) return v;
+  if (v->empty()) return invalid_argument(name, "a non-empty name");
+  if (v->size() > max_bytes) {
+    return invalid_argument(name, "a name of at most " + std::to_string(max_bytes) + " bytes",
+                            std::to_string(v->size()) + " bytes");
+  }
+  for (size_t i = 0; i < v->size();) {
+    size_t at = i;
+    char32_t cp = 0;
+    if (!next_code_point(*v, &i, &cp)) {
+      return invalid_argument(name, "UTF-8 text",
+                              "a malformed byte sequence at byte " + std::to_string(at));
+    }
+    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+      char got[64];
+      snprintf(got, sizeof got, "control character U+%04X at byte %zu", unsigned(cp), at);
+      return invalid_argument(name, "a name without control characters", got);
+    }
+  }
+  return v;
+}
+
 result<std::array<int, 4>> arg_region(simdjson::dom::object args, std::string_view name) {
   constexpr std::string_view kExpected = "an array of 4 integers [x0, y0, x1, y1]";
   auto e = lookup(args, name);
@@ -86,10 +116,15 @@ result<std::array<int, 4>> arg_region(simdjson::dom::object args, std::string_vi
   size_t i = 0;
   for (element v : a) {
     double d = 0;
-    if (!as_number(v, &d) || d != std::floor(d) || std::fabs(d) > 1e9) {
-      return invalid_argument(name, kExpected, "element " + std::to_string(i) + " is " +
-                                                   (v.is_number() ? "not an integer"
-                                                                  : type_name(v)));
+    std::string element_i = "element " + std::to_string(i) + " is ";
+    if (!as_number(v, &d)) return invalid_argument(name, kExpected, element_i + type_name(v));
+    if (d != std::floor(d)) return invalid_argument(name, kExpected, element_i + "not an integer");
+    // Far outside any screen, and outside int: say so rather than wrap.
+    if (std::fabs(d) > kMaxRegionValue) {
+      char got[96];
+      snprintf(got, sizeof got, "%s%.17g, out of range (no screen is wider than %d pixels)",
+               element_i.c_str(), d, kMaxRegionValue);
+      return invalid_argument(name, kExpected, got);
     }
     out[i++] = int(d);
   }

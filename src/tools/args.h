@@ -51,6 +51,11 @@ result<std::string_view> arg_choice(simdjson::dom::object args, std::string_view
 result<std::vector<std::string>> arg_string_list(simdjson::dom::object args,
                                                  std::string_view name);
 
+// A required string naming something (an application, a display): not
+// empty, at most max_bytes long, valid UTF-8 with no control characters.
+result<std::string_view> arg_name(simdjson::dom::object args, std::string_view name,
+                                  size_t max_bytes);
+
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,
                        std::string_view got = {});

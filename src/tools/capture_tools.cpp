@@ -28,7 +28,7 @@ void handle_zoom(tool_call& call) {
   // without one, the worker establishes the session and checks it there.
   if (auto s = call.session()) {
     auto device = region_to_device(*s, *region);
-    if (!device) return call.fail(device.err().message);
+    if (!device) return call.fail("Invalid argument \"region\": " + device.err().message);
     job.session = *s;
   }
   call.capture(std::move(job));

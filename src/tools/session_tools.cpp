@@ -12,6 +12,11 @@
 namespace cu {
 namespace {
 
+// Bounds on what a caller may make the session hold: an application or
+// display name is a name, not a document, and the grants stay small.
+constexpr size_t kMaxNameBytes = 1024;
+constexpr size_t kMaxGrantedApps = 1024;
+
 void write_flags(json_writer& j, const session_grants& g) {
   j.key("clipboardRead").boolean(g.clipboard_read);
   j.key("clipboardWrite").boolean(g.clipboard_write);
@@ -56,6 +61,14 @@ std::string granted_json(const session_grants& g) {
 void handle_request_access(tool_call& call) {
   auto apps = arg_string_list(call.args, "apps");
   if (!apps) return call.fail(apps.err().message);
+  for (const std::string& a : *apps) {
+    if (a.size() > kMaxNameBytes) {
+      return call.fail(invalid_argument("apps", str_cat("names of at most ",
+                                                        std::to_string(kMaxNameBytes), " bytes"),
+                                        std::to_string(a.size()) + " bytes")
+                           .message);
+    }
+  }
   auto reason = arg_string(call.args, "reason");
   if (!reason) return call.fail(reason.err().message);
   auto read = arg_bool(call.args, "clipboardRead", false);
@@ -67,6 +80,14 @@ void handle_request_access(tool_call& call) {
   // There is no permission dialog on an agent desktop: what is asked for is
   // granted, and grants add up until the idle release clears them.
   session_grants& g = call.grants();
+  size_t adding = 0;
+  for (const std::string& a : *apps) adding += g.apps.count(a) == 0 ? 1 : 0;
+  if (g.apps.size() + adding > kMaxGrantedApps) {
+    return call.fail(str_cat("Invalid argument \"apps\": a session holds at most ",
+                             std::to_string(kMaxGrantedApps), " granted applications (",
+                             std::to_string(g.apps.size()), " now, ", std::to_string(adding),
+                             " more asked for)"));
+  }
   for (std::string& a : *apps) g.apps.insert(std::move(a));
   g.clipboard_read = g.clipboard_read || *read;
   g.clipboard_write = g.clipboard_write || *write;
@@ -93,14 +114,13 @@ void handle_write_clipboard(tool_call& call) {
 }
 
 void handle_open_application(tool_call& call) {
-  auto app = arg_string(call.args, "app");
+  auto app = arg_name(call.args, "app", kMaxNameBytes);
   if (!app) return call.fail(app.err().message);
-  if (app->empty()) return call.fail(invalid_argument("app", "a non-empty name").message);
   call.desktop(make_open_application(std::string(*app)));
 }
 
 void handle_switch_display(tool_call& call) {
-  auto display = arg_string(call.args, "display");
+  auto display = arg_name(call.args, "display", kMaxNameBytes);
   if (!display) return call.fail(display.err().message);
   if (*display == call.x_display()) {
     // The X display itself, as the reference server answered.

@@ -211,3 +211,25 @@ TEST_CASE("invalid_argument builds the shared message with and without what was 
   CHECK(cu::invalid_argument("duration", "a number", "a string").message ==
         "Invalid argument \"duration\": expected a number, got a string");
 }
+
+TEST_CASE("a region element far outside any screen is out of range, not 'not an integer'") {
+  args a(R"({"region":[0,0,1e10,1e10]})");
+  CHECK(failure(cu::arg_region(a.get(), "region")) ==
+        "Invalid argument \"region\": " + std::string(kRegionExpected) +
+            ", got element 2 is 10000000000, out of range (no screen is wider than 32767 "
+            "pixels)");
+}
+
+TEST_CASE("a name must be non-empty, short and free of control characters") {
+  args a(R"({"ok":"xclock","empty":"","nul":"xclock\u0000rm","esc":"a\u001b","long":")" +
+         std::string(2000, 'x') + R"(","num":3})");
+  REQUIRE(cu::arg_name(a.get(), "ok", 1024).ok());
+  CHECK_THAT(failure(cu::arg_name(a.get(), "empty", 1024)), Catch::Contains("non-empty"));
+  CHECK(failure(cu::arg_name(a.get(), "nul", 1024)) ==
+        "Invalid argument \"nul\": expected a name without control characters, got control "
+        "character U+0000 at byte 6");
+  CHECK_THAT(failure(cu::arg_name(a.get(), "esc", 1024)), Catch::Contains("U+001B"));
+  CHECK_THAT(failure(cu::arg_name(a.get(), "long", 1024)),
+             Catch::Contains("at most 1024 bytes, got 2000 bytes"));
+  CHECK_THAT(failure(cu::arg_name(a.get(), "num", 1024)), Catch::Contains("a string"));
+}
