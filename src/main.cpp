@@ -26,7 +26,8 @@ void usage(FILE* f) {
       "\n"
       "Environment:\n"
       "  DISPLAY               X display to drive (default :10)\n"
-      "  CU_LOCK_PATH          single-owner lock (default /tmp/sidebutton-computer-use.lock)\n"
+      "  CU_LOCK_PATH          single-owner lock (default: in $XDG_RUNTIME_DIR, one per\n"
+      "                        display; /tmp/sidebutton-computer-use-<uid>/ without it)\n"
       "  CU_SAVE_DIR           where save_to_disk writes (default /tmp/sidebutton-computer-use/)\n"
       "  CU_IDLE_RELEASE_SECS  release held input after this idle time (default 300; 0 off)\n"
       "  CU_SCREENSHOT_DELAY   settle seconds before a capture that follows input (default 2.0)\n"
@@ -68,6 +69,14 @@ int main(int argc, char** argv) {
   cu::input_guard guard;
   if (cfg.input_guard) guard = cu::input_guard::start(cfg.display);
 
+  if (cfg.lock_path.empty()) {
+    auto path = cu::default_lock_path(cfg.display);
+    if (!path) {
+      cu::log(cu::log_level::error, "%s", path.err().message.c_str());
+      return 1;
+    }
+    cfg.lock_path = std::move(*path);
+  }
   auto lock = cu::acquire_instance_lock(cfg.lock_path);
   if (!lock) {
     cu::log(cu::log_level::error, "%s", lock.err().message.c_str());

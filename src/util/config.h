@@ -12,7 +12,7 @@ namespace cu {
 
 struct config {
   std::string display = ":10";                                  // DISPLAY
-  std::string lock_path = "/tmp/sidebutton-computer-use.lock";  // CU_LOCK_PATH
+  std::string lock_path;  // CU_LOCK_PATH; empty: default_lock_path(display)
   std::string save_dir = "/tmp/sidebutton-computer-use/";       // CU_SAVE_DIR
   double idle_release_secs = 300;                               // CU_IDLE_RELEASE_SECS
   double screenshot_delay_secs = 2.0;                           // CU_SCREENSHOT_DELAY
