@@ -60,6 +60,7 @@ void capture_pool::worker_main(int index) {
     }
     completion c;
     c.seq = job.seq;
+    c.was_capture = true;
     tool_result r = run_capture(g, job, config_.save_dir, *this, &c.session);
     set_outcome(c, job.id_json, std::move(r));
     done_.push(std::move(c));

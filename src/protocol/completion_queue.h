@@ -28,6 +28,7 @@ struct completion {
   std::optional<tool_result> result;
   std::optional<coord_session> session;  // A capture established a new session.
   bool was_input = false;       // It sent pointer or keyboard input.
+  bool was_capture = false;     // A capture worker made it.
   // switch_display chose this display area (nothing inside: the whole
   // screen).
   std::optional<std::optional<rect>> display_area;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace cu {
 
@@ -14,12 +15,16 @@ namespace cu {
 // A line longer than max_frame bytes is reported once through on_oversize
 // (as soon as the limit is passed), and its remaining bytes are discarded up
 // to the next newline, so the stream carries on with the following frame.
+//
+// on_frame may return bool: false stops the feed right after that frame
+// (backpressure), and feed returns how many bytes it consumed; the caller
+// feeds the rest again later.
 class frame_splitter {
  public:
   explicit frame_splitter(size_t max_frame) : max_frame_(max_frame) {}
 
   template <class OnFrame, class OnOversize>
-  void feed(const char* data, size_t n, OnFrame&& on_frame, OnOversize&& on_oversize) {
+  size_t feed(const char* data, size_t n, OnFrame&& on_frame, OnOversize&& on_oversize) {
     size_t pos = 0;
     while (pos < n) {
       const void* hit = memchr_(data + pos, n - pos);
@@ -34,12 +39,13 @@ class frame_splitter {
         on_oversize();
       } else if (hit && buf_.empty()) {
         // Fast path: the whole frame is inside this chunk; no copy.
-        emit(std::string_view(data + pos, piece), on_frame);
+        if (!emit(std::string_view(data + pos, piece), on_frame)) return end + 1;
       } else {
         buf_.append(data + pos, piece);
         if (hit) {
-          emit(std::string_view(buf_), on_frame);
+          bool go_on = emit(std::string_view(buf_), on_frame);
           buf_.clear();
+          if (!go_on) return end + 1;
         }
       }
       if (hit) {
@@ -49,6 +55,7 @@ class frame_splitter {
         pos = n;
       }
     }
+    return n;
   }
 
   // End of stream: a last line without a newline is still a frame.
@@ -64,13 +71,19 @@ class frame_splitter {
  private:
   static const void* memchr_(const char* p, size_t n);
 
+  // Whether to go on after the line.
   template <class OnFrame>
-  static void emit(std::string_view line, OnFrame& on_frame) {
+  static bool emit(std::string_view line, OnFrame& on_frame) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     size_t i = 0;
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    if (i == line.size()) return;
-    on_frame(line);
+    if (i == line.size()) return true;
+    if constexpr (std::is_same_v<decltype(on_frame(line)), bool>) {
+      return on_frame(line);
+    } else {
+      on_frame(line);
+      return true;
+    }
   }
 
   size_t max_frame_;

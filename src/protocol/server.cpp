@@ -1,6 +1,9 @@
 #include "protocol/server.h"
 
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <cmath>
 #include <csignal>
@@ -26,7 +29,17 @@ namespace {
 // Parser capacity kept between frames; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
 
+
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
+
+// Hands freed heap pages back to the system. glibc keeps what threads
+// freed in their arenas, so after a burst of large answers the process
+// would otherwise keep its peak size.
+void give_back_memory() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
 
 }  // namespace
 
@@ -38,7 +51,9 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       in_(
           loop, [this](const char* d, size_t n) { on_stdin(d, n); },
           [this](int status) { on_stdin_end(status); }),
-      out_(loop, [this](int) { begin_stop(stop_reason::broken_pipe); }),
+      out_(
+          loop, [this](int) { begin_stop(stop_reason::broken_pipe); },
+          [this] { relieve_pressure(); }),
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers}, completions_),
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
@@ -83,16 +98,73 @@ int server::start(int in_fd, int out_fd) {
 }
 
 void server::on_stdin(const char* data, size_t n) {
-  splitter_.feed(
-      data, n, [this](std::string_view line) { on_frame(line); },
-      [this] {
-        send(render_error("null", rpc_error::invalid_request,
-                          "Invalid Request: frame longer than " +
-                              std::to_string(cfg_.max_frame_bytes) + " bytes"));
-      });
+  if (input_paused_) {
+    held_input_.append(data, n);  // A file read that was already under way.
+    return;
+  }
+  feed_input(data, n);
+}
+
+void server::feed_input(const char* data, size_t n) {
+  size_t used = 0;
+  if (!over_bounds()) {
+    used = splitter_.feed(
+        data, n,
+        [this](std::string_view line) {
+          on_frame(line);
+          return !over_bounds();
+        },
+        [this] {
+          send(render_error("null", rpc_error::invalid_request,
+                            "Invalid Request: frame longer than " +
+                                std::to_string(cfg_.max_frame_bytes) + " bytes"));
+        });
+  }
+  if (used == n || stopping_) return;
+  held_input_.append(data + used, n - used);
+  if (!input_paused_) {
+    input_paused_ = true;
+    in_.pause();
+    log(log_level::debug, "backpressure: %zu bytes of answers unread, %zu requests in flight; "
+        "not reading stdin", out_.queued_bytes() + group_bytes_, inflight_.size());
+  }
+}
+
+bool server::over_bounds() const {
+  return out_.queued_bytes() + group_bytes_ > kStdoutHighBytes ||
+         inflight_.size() >= kMaxInflight;
+}
+
+void server::relieve_pressure() {
+  pump_captures();
+  if (input_paused_ && !stopping_ && out_.queued_bytes() + group_bytes_ <= kStdoutLowBytes &&
+      inflight_.size() <= kMaxInflight * 3 / 4) {
+    input_paused_ = false;
+    std::string held = std::move(held_input_);
+    held_input_.clear();
+    feed_input(held.data(), held.size());
+    if (!input_paused_) {
+      if (held_end_) {
+        on_stdin_end(*held_end_);
+      } else {
+        in_.resume();
+      }
+    }
+  }
+  if (out_.queued_bytes() + group_bytes_ > kStdoutHighBytes) trim_after_drain_ = true;
+  if (trim_after_drain_ && out_.queued_bytes() == 0) {
+    // The answers that piled up were freed, but into the heaps of the
+    // threads that made them: hand those pages back to the system.
+    trim_after_drain_ = false;
+    give_back_memory();
+  }
 }
 
 void server::on_stdin_end(int status) {
+  if (input_paused_) {
+    held_end_ = status;  // After the held input is dispatched.
+    return;
+  }
   splitter_.finish([this](std::string_view line) { on_frame(line); });
   if (status != 0) log(log_level::warn, "stdin read failed: %s", uv_strerror(status));
   begin_stop(stop_reason::eof);
@@ -137,6 +209,13 @@ void server::on_frame(std::string_view line) {
     send(render_error("null", rpc_error::invalid_request, "Invalid Request: empty batch array"));
     return;
   }
+  if (items.size() > kMaxArrayRequests) {
+    send(render_error("null", rpc_error::invalid_request,
+                      "Invalid Request: a batch array holds at most " +
+                          std::to_string(kMaxArrayRequests) + " requests, got " +
+                          std::to_string(items.size())));
+    return;
+  }
   auto group = std::make_shared<rpc_group>();
   group_ = group;
   for (element item : items) {
@@ -158,6 +237,8 @@ void server::flush_group(rpc_group& g) {
   }
   out += "]\n";
   g.lines.clear();
+  group_bytes_ -= g.bytes;
+  g.bytes = 0;
   send(std::move(out));
 }
 
@@ -310,13 +391,16 @@ std::string server::set_logging_level(std::string_view id_json, params_t params)
 
 void server::respond(std::string line) {
   if (group_) {
-    group_->lines.push_back(std::move(line));
+    group_->add(std::move(line), group_bytes_);
   } else {
     send(std::move(line));
   }
 }
 
-void server::send(std::string line) { out_.write(std::move(line)); }
+void server::send(std::string line) {
+  out_.write(std::move(line));
+  if (out_.queued_bytes() + group_bytes_ > kStdoutHighBytes) trim_after_drain_ = true;
+}
 
 void server::begin_stop(stop_reason why) {
   if (!stopping_) {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,20 @@
 namespace cu {
 
 struct tool_def;
+
+// Backpressure. While more than kStdoutHighBytes of answers wait for the
+// client to read them (counting those held for an unfinished batch array),
+// or kMaxInflight requests are in flight, no further frame is dispatched
+// and stdin is not read; both resume once the answers are down to
+// kStdoutLowBytes and the requests to three quarters of the bound. A
+// client that stops reading therefore costs a bounded amount of memory
+// instead of one finished screenshot per request it sent.
+inline constexpr size_t kStdoutHighBytes = size_t{16} << 20;
+inline constexpr size_t kStdoutLowBytes = size_t{4} << 20;
+inline constexpr size_t kMaxInflight = 4096;
+// The most requests one JSON-RPC batch array may hold: its answers are all
+// kept until the last is done, so its size bounds that memory.
+inline constexpr size_t kMaxArrayRequests = 100;
 
 // Protocol versions this server speaks, oldest first; the last is preferred.
 extern const char* const kProtocolVersions[4];
@@ -62,8 +77,15 @@ class server {
   // written as one array once the last of its requests has completed.
   struct rpc_group {
     std::vector<std::string> lines;
+    size_t bytes = 0;    // The size of lines.
     size_t pending = 0;  // Requests accepted but not completed.
     bool open = true;    // Its elements are still being read.
+    // Keeps line, counting it in the server's total as well.
+    void add(std::string line, size_t& total) {
+      bytes += line.size();
+      total += line.size();
+      lines.push_back(std::move(line));
+    }
   };
 
   struct batch_run;
@@ -86,6 +108,17 @@ class server {
 
   void on_stdin(const char* data, size_t n);
   void on_stdin_end(int status);
+  // Backpressure (see the constants in server.cpp): frames are dispatched
+  // only while the answers waiting for stdout and the requests in flight
+  // are under their bounds; past them, stdin is paused and what was read
+  // but not dispatched waits in held_input_.
+  void feed_input(const char* data, size_t n);
+  bool over_bounds() const;
+  void relieve_pressure();
+  // Captures go to the pool a few at a time, and not while stdout is
+  // backed up, so finished images cannot pile up in memory.
+  void to_pool(capture_job job);
+  void pump_captures();
   void on_frame(std::string_view line);
   void on_message(simdjson::dom::element doc);
   // params: the request's params object; nothing when it is absent (or an
@@ -152,6 +185,14 @@ class server {
 
   uint64_t next_seq_ = 0;
   std::unordered_map<uint64_t, inflight> inflight_;
+  std::string held_input_;         // Read from stdin, not yet dispatched.
+  bool input_paused_ = false;
+  std::optional<int> held_end_;    // stdin ended while input was held.
+  size_t group_bytes_ = 0;         // Answers held in open batch arrays.
+  bool trim_after_drain_ = false;  // Give memory back once stdout drains.
+  std::deque<capture_job> capture_backlog_;
+  size_t captures_in_pool_ = 0;
+  bool captures_held_ = false;     // The backlog waits for stdout to drain.
   std::optional<coord_session> session_;
   std::optional<rect> area_;  // switch_display's choice; nothing: the whole screen.
   session_grants grants_;

@@ -1,6 +1,7 @@
 // The server's tool calls: accepting them, handing their work to the
 // threads and timers that do it, cancelling them, reporting their progress,
 // and running computer_batch's steps one after another.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -213,11 +214,12 @@ void server::complete(uint64_t seq, std::string line) {
   std::shared_ptr<rpc_group> group = std::move(f.group);
   inflight_.erase(it);
   if (group) {
-    if (write) group->lines.push_back(std::move(line));
+    if (write) group->add(std::move(line), group_bytes_);
     if (--group->pending == 0 && !group->open) flush_group(*group);
   } else if (write) {
     send(std::move(line));
   }
+  relieve_pressure();
   maybe_finish_stop();
 }
 
@@ -237,6 +239,7 @@ void server::on_completions(std::vector<completion>& batch) {
       if (!c.line.empty()) send(std::move(c.line));
       continue;
     }
+    if (c.was_capture) --captures_in_pool_;
     auto it = inflight_.find(c.seq);
     bool live = it != inflight_.end() && !it->second.cancelled;
     // A cancelled screenshot was never seen by the model, so it must not
@@ -273,13 +276,39 @@ void server::submit_capture(uint64_t seq, capture_job job) {
         if (it == inflight_.end()) return;
         stop_timer(it->second.timer);
         it->second.at = where::pool;
-        pool_.submit(std::move(job));
+        to_pool(std::move(job));
       });
       return;
     }
   }
   f.at = where::pool;
-  pool_.submit(std::move(job));
+  to_pool(std::move(job));
+}
+
+void server::to_pool(capture_job job) {
+  capture_backlog_.push_back(std::move(job));
+  pump_captures();
+}
+
+void server::pump_captures() {
+  // Enough jobs queued that no worker idles, few enough that the images
+  // they make fit the stdout bound.
+  const size_t depth = 2 * size_t(pool_.workers());
+  while (!capture_backlog_.empty() && captures_in_pool_ < depth) {
+    if (out_.queued_bytes() + group_bytes_ > kStdoutHighBytes) {
+      if (!captures_held_) {
+        captures_held_ = true;
+        log(log_level::debug,
+            "backpressure: %zu bytes of answers unread; %zu captures wait for the client",
+            out_.queued_bytes() + group_bytes_, capture_backlog_.size());
+      }
+      return;
+    }
+    captures_held_ = false;
+    ++captures_in_pool_;
+    pool_.submit(std::move(capture_backlog_.front()));
+    capture_backlog_.pop_front();
+  }
 }
 
 void server::cancel(std::string_view id_json) {
@@ -299,17 +328,46 @@ void server::cancel(std::string_view id_json) {
       // The actor stops it (a hold releases its keys at once) and sends
       // back an empty completion, which ends the request silently.
       case where::actor: actor_.cancel(seq); break;
-      case where::pool: break;  // Its result is dropped when it arrives.
+      case where::pool: {
+        // Still waiting its turn: it never reaches the pool. Otherwise its
+        // result is dropped when it arrives.
+        auto queued = std::find_if(capture_backlog_.begin(), capture_backlog_.end(),
+                                   [&](const capture_job& j) { return j.seq == seq; });
+        if (queued != capture_backlog_.end()) {
+          capture_backlog_.erase(queued);
+          deliver(seq, std::nullopt);
+        }
+        break;
+      }
       case where::here: break;  // Nothing runs between a call's steps.
     }
     return;  // deliver() may have changed the table; ids are unique anyway.
   }
+  // Nothing in flight has that id: the request was answered before the
+  // cancel was read (or never existed). The debug log says so, which is how
+  // a test tells a late cancel from a lost one.
+  log(log_level::debug, "notifications/cancelled for id %.*s: not in flight (already answered?)",
+      int(std::min<size_t>(id_json.size(), 64)), id_json.data());
 }
 
 void server::end_waits_early() {
-  std::vector<uint64_t> waits;
+  std::vector<uint64_t> waits, pauses;
   for (auto& [seq, f] : inflight_) {
-    if (f.is_wait && f.at == where::timer && !f.cancelled) waits.push_back(seq);
+    if (f.at != where::timer || f.cancelled) continue;
+    if (f.is_wait) {
+      waits.push_back(seq);
+    } else if (f.batch) {
+      pauses.push_back(seq);
+    }
+  }
+  // A batch pausing between steps would only wake to start no further step
+  // (none starts once stdin has closed): end the pause now.
+  for (uint64_t seq : pauses) {
+    auto it = inflight_.find(seq);
+    if (it == inflight_.end()) continue;
+    stop_timer(it->second.timer);
+    it->second.at = where::here;
+    run_batch_steps(seq);
   }
   for (uint64_t seq : waits) {
     auto it = inflight_.find(seq);

@@ -82,6 +82,24 @@ void stdin_reader::stop() {
   }
 }
 
+void stdin_reader::pause() {
+  if (!active_ || paused_) return;
+  paused_ = true;
+  if (is_stream_) uv_read_stop(&handle_.stream);
+  // A file read in progress completes; its data is delivered, and the next
+  // read waits for resume().
+}
+
+void stdin_reader::resume() {
+  if (!active_ || !paused_) return;
+  paused_ = false;
+  if (is_stream_) {
+    uv_read_start(&handle_.stream, &stdin_reader::on_alloc, &stdin_reader::on_read);
+  } else if (!fs_busy_) {
+    read_file();
+  }
+}
+
 void stdin_reader::on_alloc(uv_handle_t* h, size_t, uv_buf_t* buf) {
   auto* self = static_cast<stdin_reader*>(h->data);
   *buf = uv_buf_init(self->buf_.get(), kReadChunk);
@@ -114,7 +132,7 @@ void stdin_reader::on_fs_read(uv_fs_t* req) {
   if (!self->active_) return;
   if (n > 0) {
     self->on_data_(self->buf_.get(), size_t(n));
-    if (self->active_) self->read_file();
+    if (self->active_ && !self->paused_) self->read_file();
     return;
   }
   self->active_ = false;
@@ -127,8 +145,8 @@ struct stdout_writer::write_req {
   stdout_writer* owner;
 };
 
-stdout_writer::stdout_writer(uv_loop_t* loop, error_fn on_error)
-    : loop_(loop), on_error_(std::move(on_error)) {}
+stdout_writer::stdout_writer(uv_loop_t* loop, error_fn on_error, written_fn on_written)
+    : loop_(loop), on_error_(std::move(on_error)), on_written_(std::move(on_written)) {}
 
 int stdout_writer::start(int fd) {
   fd_ = fd;
@@ -172,11 +190,13 @@ void stdout_writer::write(std::string line) {
     return;
   }
   ++pending_;
+  queued_bytes_ += w->data.size();
 }
 
 void stdout_writer::on_write(uv_write_t* req, int status) {
   auto* w = static_cast<write_req*>(req->data);
   stdout_writer* self = w->owner;
+  self->queued_bytes_ -= w->data.size();
   delete w;
   --self->pending_;
   if (status != 0 && status != UV_ECANCELED && !self->failed_) {
@@ -184,6 +204,7 @@ void stdout_writer::on_write(uv_write_t* req, int status) {
     log(log_level::warn, "stdout write failed: %s", uv_strerror(status));
     self->on_error_(status);
   }
+  if (self->on_written_ && !self->closing_) self->on_written_();
   self->maybe_close();
 }
 

@@ -30,6 +30,10 @@ class stdin_reader {
   int start(int fd);
   // Stops reading and closes the handle; no callback runs afterwards.
   void stop();
+  // Backpressure: no data callback after pause() (not even the end of
+  // input) until resume(). Idempotent.
+  void pause();
+  void resume();
 
  private:
   static void on_alloc(uv_handle_t* h, size_t suggested, uv_buf_t* buf);
@@ -43,6 +47,7 @@ class stdin_reader {
   uv_any_handle handle_;
   bool is_stream_ = false;
   bool active_ = false;
+  bool paused_ = false;
   bool fs_busy_ = false;
   int fd_ = -1;
   uv_fs_t fs_req_;
@@ -53,8 +58,10 @@ class stdout_writer {
  public:
   // Runs once when a write fails (the reader went away).
   using error_fn = std::function<void(int status)>;
+  // Runs after each queued line has been written.
+  using written_fn = std::function<void()>;
 
-  stdout_writer(uv_loop_t* loop, error_fn on_error);
+  stdout_writer(uv_loop_t* loop, error_fn on_error, written_fn on_written = {});
   stdout_writer(const stdout_writer&) = delete;
   stdout_writer& operator=(const stdout_writer&) = delete;
 
@@ -63,6 +70,8 @@ class stdout_writer {
   void write(std::string line);
   // Closes after the queued lines are written (or failed); then on_closed.
   void close(std::function<void()> on_closed);
+  // Bytes handed over but not yet written (the reader is behind).
+  size_t queued_bytes() const { return queued_bytes_; }
 
  private:
   struct write_req;
@@ -71,6 +80,7 @@ class stdout_writer {
 
   uv_loop_t* loop_;
   error_fn on_error_;
+  written_fn on_written_;
   uv_any_handle handle_;
   bool is_stream_ = false;
   bool failed_ = false;
@@ -78,6 +88,7 @@ class stdout_writer {
   bool closed_ = false;
   int fd_ = -1;
   size_t pending_ = 0;
+  size_t queued_bytes_ = 0;
   std::function<void()> on_closed_;
 };
 

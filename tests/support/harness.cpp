@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <exception>
 #include <chrono>
@@ -395,8 +396,40 @@ void x_client::fill(xcb_window_t w, int x, int y, int width, int height, rgb col
   xcb_poly_fill_rectangle(conn_, w, gc_, 1, &r);
 }
 
+void x_client::paint_noise(xcb_window_t w, int width, int height, uint32_t seed) {
+  // Rows in bands small enough for one PutImage without BIG-REQUESTS.
+  const int band = std::max(1, 60000 / std::max(1, width));
+  std::vector<uint32_t> pixels;
+  uint32_t state = seed * 2654435761u + 1;
+  for (int y0 = 0; y0 < height; y0 += band) {
+    int rows = std::min(band, height - y0);
+    pixels.resize(size_t(width) * size_t(rows));
+    for (uint32_t& p : pixels) {
+      state ^= state << 13;
+      state ^= state >> 17;
+      state ^= state << 5;
+      p = state & 0xffffff;
+    }
+    xcb_put_image(conn_, XCB_IMAGE_FORMAT_Z_PIXMAP, w, gc_, uint16_t(width), uint16_t(rows), 0,
+                  int16_t(y0), 0, screen_->root_depth, uint32_t(pixels.size() * 4),
+                  reinterpret_cast<const uint8_t*>(pixels.data()));
+  }
+  sync();
+}
+
 void x_client::sync() {
   free(xcb_get_input_focus_reply(conn_, xcb_get_input_focus(conn_), nullptr));
+}
+
+memory_kib process_memory(pid_t pid) {
+  memory_kib m;
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) m.rss = std::stoll(line.substr(6));
+    if (line.rfind("VmHWM:", 0) == 0) m.peak = std::stoll(line.substr(6));
+  }
+  return m;
 }
 
 int64_t now_ms() {

@@ -44,6 +44,14 @@ int unused_display_number();
 // Milliseconds on the steady clock, for deadlines.
 int64_t now_ms();
 
+// A process's memory from /proc/PID/status, in KiB: its resident set now
+// (VmRSS) and at its peak (VmHWM); 0 when unreadable.
+struct memory_kib {
+  int64_t rss = 0;
+  int64_t peak = 0;
+};
+memory_kib process_memory(pid_t pid);
+
 // A JSON array of integers ("[12, 34]"); empty when it is not one.
 std::vector<int64_t> int_array(const std::string& json_text);
 
@@ -155,6 +163,9 @@ class x_client {
   // An override-redirect window, mapped, filled with background.
   xcb_window_t create_window(int x, int y, int w, int h, rgb background);
   void fill(xcb_window_t w, int x, int y, int width, int height, rgb colour);
+  // Paints pseudo-random pixels (from seed) over the window's area: a screen
+  // that compresses as badly as a photograph, or worse.
+  void paint_noise(xcb_window_t w, int width, int height, uint32_t seed);
   // Waits for the X server to have processed everything sent so far.
   void sync();
 

@@ -215,3 +215,38 @@ TEST_CASE("every chunk size of a mixed stream gives the same frames and reports"
     CHECK(o.oversize_at == std::vector<size_t>{1});
   }
 }
+
+TEST_CASE("a frame handler that says stop ends the feed right after its frame") {
+  cu::frame_splitter s(1024);
+  std::vector<std::string> frames;
+  const std::string chunk = "one\ntwo\nthree\nfou";
+  auto stop_after_two = [&](std::string_view f) {
+    frames.emplace_back(f);
+    return f != "two";
+  };
+  auto never = [] { FAIL("no frame is oversized"); };
+  size_t used = s.feed(chunk.data(), chunk.size(), stop_after_two, never);
+  CHECK(used == 8);  // "one\ntwo\n"
+  CHECK(frames == std::vector<std::string>{"one", "two"});
+  // The rest, fed again later, goes on where it stopped.
+  used += s.feed(chunk.data() + used, chunk.size() - used, stop_after_two, never);
+  CHECK(used == chunk.size());
+  const std::string more = "r\n";
+  s.feed(more.data(), more.size(), stop_after_two, never);
+  CHECK(frames == std::vector<std::string>{"one", "two", "three", "four"});
+}
+
+TEST_CASE("stopping on a frame that was joined from pieces keeps the rest") {
+  cu::frame_splitter s(1024);
+  std::vector<std::string> frames;
+  auto stop = [&](std::string_view f) {
+    frames.emplace_back(f);
+    return false;
+  };
+  auto never = [] { FAIL("no frame is oversized"); };
+  const std::string a = "hel", b = "lo\nnext\n";
+  CHECK(s.feed(a.data(), a.size(), stop, never) == 3);
+  CHECK(s.feed(b.data(), b.size(), stop, never) == 3);
+  CHECK(frames == std::vector<std::string>{"hello"});
+  CHECK(s.buffered() == 0);
+}

@@ -1,0 +1,170 @@
+// What a careless or hostile client can do to the server, and what it must
+// not cost: memory while it does not read, answers to requests it
+// cancelled, a server that never ends after stdin closes.
+#include <catch2/catch.hpp>
+
+#include <xcb/xcb.h>
+
+#include <csignal>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "support/harness.h"
+#include "support/input_probe.h"
+
+using namespace cu::test;
+
+namespace {
+
+// Whether the server binary was built with AddressSanitizer (the tests are
+// built with the same flags): its memory figures include the sanitizer's.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// Polls the server's stderr until it contains needle; false after the
+// deadline.
+bool wait_for_log(server_process& s, const std::string& needle, int timeout_ms = 60000) {
+  int64_t deadline = now_ms() + timeout_ms;
+  while (now_ms() < deadline) {
+    if (s.stderr_text().find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+std::string tool_request(int id, std::string_view name, std::string_view args = "{}") {
+  return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+         R"(,"method":"tools/call","params":{"name":")" + std::string(name) +
+         R"(","arguments":)" + std::string(args) + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("a client that stops reading costs bounded memory, given back once it reads") {
+  xvfb x;
+  x_client painter(x.display());  // Its window lasts as long as it does.
+  xcb_window_t w = painter.create_window(0, 0, 1920, 1080, {0, 0, 0});
+  painter.paint_noise(w, 1920, 1080, 7);
+  // The sanitizer's quarantine keeps freed memory on purpose; keep it small
+  // so what is measured is the server's own.
+  server_process s(x.display(), {{"CU_LOG_LEVEL", "debug"},
+                                 {"ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1:"
+                                                  "quarantine_size_mb=16"}});
+  auto first = s.call_tool("screenshot");
+  REQUIRE_FALSE(is_error(*first));
+  const size_t line_bytes = first->text.size();
+  INFO("one screenshot answer is " << line_bytes << " bytes");
+  REQUIRE(line_bytes > 1000000);  // A busy screen: every answer is large.
+  const int64_t idle_kib = process_memory(s.pid()).rss;
+
+  constexpr int kRequests = 400;
+  std::thread writer([&] {
+    std::string burst;
+    for (int i = 0; i < kRequests; ++i) burst += tool_request(i, "screenshot") + "\n";
+    s.write_raw(burst);  // Blocks once the server stops reading: that is the point.
+  });
+  // Once answers pile up unread, the server makes no more of them.
+  REQUIRE(wait_for_log(s, "captures wait for the client"));
+  // Whatever was already in the pool finishes; then nothing more is made.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const memory_kib stalled = process_memory(s.pid());
+
+  std::set<int64_t> answered;
+  while (answered.size() < size_t(kRequests)) {
+    auto line = s.read_line(120000);
+    REQUIRE(line);
+    auto r = parse_json(std::move(*line));
+    int64_t id = -1;
+    REQUIRE(r->root["id"].get(id) == simdjson::SUCCESS);
+    CHECK_FALSE(is_error(*r));
+    answered.insert(id);
+  }
+  writer.join();
+  CHECK(s.request("ping")->root["result"].is_object());
+  const memory_kib drained = process_memory(s.pid());
+  INFO("idle " << idle_kib << " KiB, stalled " << stalled.rss << " KiB, peak " << drained.peak
+               << " KiB, drained " << drained.rss << " KiB; " << kRequests << " answers of "
+               << line_bytes << " bytes would be " << (kRequests * line_bytes >> 20) << " MiB");
+  // Unbounded, 400 answers would be over a gigabyte. Bounded: 16 MiB of
+  // answers waiting, a few images in the making, the pipes.
+  const int64_t allowance = kSanitized ? 400 * 1024 : 150 * 1024;
+  CHECK(drained.peak - idle_kib < allowance);
+  // And the memory comes back once the client has read.
+  CHECK(drained.rss - idle_kib < allowance / 3);
+}
+
+TEST_CASE("a cancelled request is answered only when its cancel came after the answer") {
+  session t(std::map<std::string, std::string>{{"CU_LOG_LEVEL", "debug"}});
+  server_process& s = t.s;
+  // 200 requests in flight at once: waits of up to 0.2 s, pointer queries
+  // and screenshots; then cancels for every fifth, some of which will have
+  // been answered already.
+  std::string burst;
+  for (int i = 0; i < 200; ++i) {
+    switch (i % 3) {
+      case 0: burst += tool_request(i, "wait", "{\"duration\":" + std::to_string((i % 5) * 0.05) + "}"); break;
+      case 1: burst += tool_request(i, "cursor_position"); break;
+      default: burst += tool_request(i, "screenshot"); break;
+    }
+    burst += "\n";
+  }
+  std::set<int64_t> cancelled;
+  for (int i = 0; i < 200; i += 5) {
+    burst += R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+             std::to_string(i) + "}}\n";
+    cancelled.insert(i);
+  }
+  s.write_raw(burst);
+  s.close_stdin();
+  std::set<int64_t> answered;
+  while (auto line = s.read_line(60000)) {
+    auto r = parse_json(std::move(*line));
+    int64_t id = -1;
+    if (r->root["id"].get(id) == simdjson::SUCCESS) answered.insert(id);
+  }
+  REQUIRE(s.wait_exit() == 0);
+  std::string log = s.stderr_text();
+  int late = 0;
+  for (int i = 0; i < 200; ++i) {
+    INFO("request " << i);
+    if (cancelled.count(i) == 0) {
+      CHECK(answered.count(i) == 1);
+    } else if (answered.count(i) != 0) {
+      // Answered although cancelled: only because the answer went out
+      // before the cancel was read, which the server logs.
+      ++late;
+      CHECK_THAT(log, Catch::Contains("notifications/cancelled for id " + std::to_string(i) +
+                                      ": not in flight"));
+    }
+  }
+  INFO(late << " of " << cancelled.size() << " cancels came after their answer");
+  CHECK(late < int(cancelled.size()));
+}
+
+TEST_CASE("after EOF queued drags finish, and SIGTERM ends the server at once, nothing pressed") {
+  session t;
+  std::string burst;
+  for (int i = 0; i < 300; ++i) {
+    burst += tool_request(i, "left_click_drag",
+                          R"({"start_coordinate":[100,100],"coordinate":[600,400]})") +
+             "\n";
+  }
+  t.s.write_raw(burst);
+  t.s.close_stdin();
+  // The first drag answers: the queue is being worked through after EOF.
+  auto first = t.s.read_line(20000);
+  REQUIRE(first);
+  CHECK_FALSE(t.s.wait_exit(200));  // Still busy with the rest.
+  int64_t sent = now_ms();
+  t.s.signal(SIGTERM);
+  auto status = t.s.wait_exit(5000);
+  REQUIRE(status);
+  CHECK(*status == 0);
+  CHECK(now_ms() - sent < 2000);
+  check_nothing_pressed(t.probe);
+}
