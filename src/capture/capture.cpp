@@ -75,11 +75,17 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
                         task_runner& runner, std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
   if (!screen) return tool_result::failure(screen.err().message);
+  // Which screen a session made now belongs to.
+  auto stamp = [&](coord_session s) {
+    s.generation = g.generation();
+    s.root = size2{screen->w, screen->h};
+    return s;
+  };
 
   if (job.what == capture_job::kind::screenshot) {
     rect area = job.area ? intersect(*job.area, *screen) : *screen;
     if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
-    coord_session session = make_session(area);
+    coord_session session = stamp(make_session(area));
     auto f = g.grab(area);
     if (!f) return tool_result::failure(f.err().message);
     tool_result r = finish(*f, session.image, job.save_to_disk, save_dir, "screenshot", runner);
@@ -92,8 +98,13 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
   coord_session session;
   if (job.session) {
     session = *job.session;
+    if (session.generation != g.generation()) {
+      return tool_result::failure(
+          "no screenshot session yet: the X server restarted after the screenshot this "
+          "region refers to; take a new screenshot");
+    }
   } else {
-    session = make_session(job.area ? intersect(*job.area, *screen) : *screen);
+    session = stamp(make_session(job.area ? intersect(*job.area, *screen) : *screen));
     *established = session;
   }
   auto device = region_to_device(session, job.region);

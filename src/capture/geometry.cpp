@@ -23,7 +23,10 @@ size2 model_resolution_for(size2 device) {
 }
 
 coord_session make_session(rect device) {
-  return coord_session{device, model_resolution_for({device.w, device.h})};
+  coord_session s;
+  s.device = device;
+  s.image = model_resolution_for({device.w, device.h});
+  return s;
 }
 
 result<point> image_to_device(const coord_session& s, double x, double y) {

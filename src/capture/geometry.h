@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 
 #include "util/result.h"
 
@@ -35,6 +36,11 @@ struct point {
 struct coord_session {
   rect device;
   size2 image;
+  // Which screen the capture was of: the X server's generation (see
+  // x11/generation.h) and the root window's size then. A session is void
+  // once the server is another or the root was resized.
+  uint64_t generation = 0;
+  size2 root;
   bool operator==(const coord_session&) const = default;
 };
 

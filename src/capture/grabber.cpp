@@ -10,7 +10,8 @@
 
 namespace cu {
 
-grabber::grabber(std::string display) : display_(std::move(display)) {}
+grabber::grabber(std::string display, server_generation& generation)
+    : display_(std::move(display)), generations_(generation) {}
 
 grabber::~grabber() { disconnect(); }
 
@@ -21,8 +22,12 @@ const char* grabber::transport() const {
 }
 
 result<bool> grabber::ensure_connected() {
-  if (conn_ && !xcb_connection_has_error(conn_.get())) return true;
+  // Reading is how a closed socket shows: a server that went away since
+  // the last capture is noticed here, before any request depends on it.
+  if (conn_ && x11_alive(conn_.get())) return true;
+  if (conn_ && x11_server_gone(conn_.get())) generations_.lost(conn_generation_);
   disconnect();
+  conn_generation_ = generations_.current();
   int screen_number = 0;
   auto c = x11_connect(display_, &screen_number);
   if (!c) return c.take_error();
@@ -128,13 +133,27 @@ void grabber::detach_shm() {
 }
 
 result<rect> grabber::screen_rect() {
-  auto ok = ensure_connected();
-  if (!ok) return ok.take_error();
-  // Ask every time: RandR may have resized the root since the last capture.
-  reply_ptr<xcb_get_geometry_reply_t> g(
-      xcb_get_geometry_reply(conn_.get(), xcb_get_geometry(conn_.get(), screen_->root), nullptr));
-  if (!g) return lost("GetGeometry failed");
-  return rect{0, 0, g->width, g->height};
+  // A server that died since the check in ensure_connected (or whose
+  // socket had not shown it yet) fails the round trip: try once more on a
+  // new connection.
+  for (int attempt = 0;; ++attempt) {
+    auto ok = ensure_connected();
+    if (!ok) return ok.take_error();
+    // Read before the round trip: if the round trip succeeds, the server
+    // was alive after this, so it is this generation's.
+    uint64_t generation = generations_.current();
+    // Ask every time: RandR may have resized the root since the last capture.
+    reply_ptr<xcb_get_geometry_reply_t> g(xcb_get_geometry_reply(
+        conn_.get(), xcb_get_geometry(conn_.get(), screen_->root), nullptr));
+    if (g) {
+      generation_now_ = generation;
+      return rect{0, 0, g->width, g->height};
+    }
+    bool gone = x11_server_gone(conn_.get());
+    if (gone) generations_.lost(conn_generation_);
+    if (!gone || attempt > 0) return lost("GetGeometry failed");
+    disconnect();
+  }
 }
 
 result<frame> grabber::grab(const rect& area) {

@@ -12,6 +12,7 @@
 #include "capture/scale.h"
 #include "util/result.h"
 #include "x11/connection.h"
+#include "x11/generation.h"
 
 namespace cu {
 
@@ -26,14 +27,20 @@ struct frame {
 
 class grabber {
  public:
-  explicit grabber(std::string display);
+  grabber(std::string display, server_generation& generation);
   ~grabber();
   grabber(const grabber&) = delete;
   grabber& operator=(const grabber&) = delete;
 
   // The root window's current area, connecting first when not connected
-  // (so a display that was down is tried again on every call).
+  // (so a display that was down is tried again on every call). A
+  // connection whose server went away since the last call is replaced at
+  // once, so the first capture after an X server restart succeeds.
   result<rect> screen_rect();
+
+  // The server generation of the last successful screen_rect(): what a
+  // session captured now belongs to.
+  uint64_t generation() const { return generation_now_; }
 
   // Copies area (inside the root window) into the reused buffer.
   result<frame> grab(const rect& area);
@@ -49,6 +56,9 @@ class grabber {
   void detach_shm();
 
   std::string display_;
+  server_generation& generations_;
+  uint64_t conn_generation_ = 0;  // When conn_ was made.
+  uint64_t generation_now_ = 0;
   xcb_ptr conn_;
   xcb_screen_t* screen_ = nullptr;
   pixel_layout layout_;

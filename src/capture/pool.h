@@ -21,6 +21,7 @@
 #include "capture/geometry.h"
 #include "capture/task_runner.h"
 #include "protocol/completion_queue.h"
+#include "x11/generation.h"
 
 namespace cu {
 
@@ -42,6 +43,7 @@ struct capture_config {
   std::string display;
   std::string save_dir;
   int workers = 2;
+  server_generation* generation = nullptr;  // Required.
 };
 
 class capture_pool final : public task_runner {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "util/log.h"
 
@@ -14,6 +15,9 @@ int64_t now_ns() {
       .count();
 }
 
+// Why holds end early when the server stops.
+const std::string kStopping = "the server is stopping; the keys are released";
+
 std::string seconds_text(clock_type::duration d) {
   char buf[32];
   snprintf(buf, sizeof buf, "%.1f", std::chrono::duration<double>(d).count());
@@ -22,9 +26,11 @@ std::string seconds_text(clock_type::duration d) {
 
 }  // namespace
 
-input_actor::input_actor(input_config cfg, input_guard guard, completion_queue& done)
+input_actor::input_actor(input_config cfg, input_guard guard, server_generation& generation,
+                         completion_queue& done)
     : cfg_(std::move(cfg)),
-      ctx_(cfg_.display, std::move(guard), cfg_.type_delay_ms),
+      generations_(generation),
+      ctx_(cfg_.display, std::move(guard), cfg_.type_delay_ms, generation),
       done_(done),
       last_activity_ns_(now_ns()) {
   ctx_.wait_until = [this](clock_type::time_point t) { return serve_until(t); };
@@ -62,6 +68,14 @@ void input_actor::cancel(uint64_t seq) {
 void input_actor::end_holds() { post(input_job{}); }
 
 void input_actor::release_lease(uint64_t lease) { post(input_job{0, {}, {}, lease}); }
+
+void input_actor::display_lost() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    display_lost_ = true;
+  }
+  cv_.notify_one();
+}
 
 std::deque<input_job>::iterator input_actor::next_job() {
   return std::find_if(mailbox_.begin(), mailbox_.end(), [&](const input_job& j) {
@@ -101,22 +115,36 @@ clock_type::time_point input_actor::next_deadline() const {
   return t;
 }
 
-void input_actor::finish_hold(hold& h, bool early) {
+void input_actor::finish_hold(hold& h, std::optional<std::string> why) {
   ctx_.release_keys(h.keys);
-  ctx_.sync();
-  if (early) {
+  auto synced = ctx_.sync();
+  if (!why && !synced) {
+    // The keys went up with the server, not at the deadline.
+    why = synced.err().message + " during the hold; nothing is held on the display";
+  }
+  if (why) {
     h.result = tool_result::failure("hold_key ended early after " +
-                                    seconds_text(clock_type::now() - h.started) +
-                                    "s: the server is stopping; the keys are released");
+                                    seconds_text(clock_type::now() - h.started) + "s: " + *why);
   }
   complete(h.seq, h.id_json, std::move(h.result));
+}
+
+void input_actor::end_holds_early(const std::string& why) {
+  for (hold& h : holds_) finish_hold(h, why);
+  holds_.clear();
 }
 
 bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
   std::vector<uint64_t> cancels;
   cancels.swap(cancels_);
+  bool lost = std::exchange(display_lost_, false);
   lock.unlock();
   bool stop_running = false;
+  if (lost && !holds_.empty() && !ctx_.confirm_connected()) {
+    // Say so now, not at the holds' deadlines as if they had lasted.
+    end_holds_early("lost the connection to X display " + cfg_.display +
+                    " (the X server went away); nothing is held on the display");
+  }
   for (uint64_t seq : cancels) {
     if (seq == running_seq_ && running_seq_ != 0) {
       running_cancelled_ = true;
@@ -134,7 +162,7 @@ bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
   auto now = clock_type::now();
   for (size_t i = 0; i < holds_.size();) {
     if (holds_[i].until <= now) {
-      finish_hold(holds_[i], false);
+      finish_hold(holds_[i], std::nullopt);
       holds_.erase(holds_.begin() + ptrdiff_t(i));
     } else {
       ++i;
@@ -147,6 +175,11 @@ bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
           std::chrono::nanoseconds(last_activity_ns_.load(std::memory_order_relaxed)));
       if (now - last >= std::chrono::duration<double>(cfg_.idle_release_secs)) {
         log(log_level::info, "no request for %gs: releasing held input", cfg_.idle_release_secs);
+        char secs[32];
+        snprintf(secs, sizeof secs, "%g", cfg_.idle_release_secs);
+        end_holds_early(std::string("no request for ") + secs +
+                        "s, so the idle release (CU_IDLE_RELEASE_SECS) let go of everything "
+                        "held");
         ctx_.release_all();
       }
     }
@@ -162,7 +195,7 @@ bool input_actor::serve_until(clock_type::time_point deadline) {
     if (clock_type::now() >= deadline) return true;
     auto wake = deadline;
     for (const hold& h : holds_) wake = std::min(wake, h.until);
-    cv_.wait_until(lock, wake, [&] { return !cancels_.empty(); });
+    cv_.wait_until(lock, wake, [&] { return !cancels_.empty() || display_lost_; });
   }
 }
 
@@ -174,12 +207,26 @@ void input_actor::run_job(input_job& job) {
   }
   if (!job.run) {
     // end_holds: stdin is closed, so nothing held may outlast the answers.
-    for (hold& h : holds_) finish_hold(h, true);
-    holds_.clear();
+    end_holds_early(kStopping);
     ctx_.release_all();
     return;
   }
   if (job.lease != 0) lease_ = job.lease;
+  if (auto live = ctx_.begin_job(); !live) {
+    last_read_only_ = false;
+    complete(job.seq, job.id_json, tool_result::failure(live.err().message));
+    return;
+  }
+  if (job.generation != 0 && job.generation != generations_.current()) {
+    // The coordinates were mapped through a screenshot of a server that
+    // has since gone away; the new one's screen may be another size.
+    last_read_only_ = false;
+    complete(job.seq, job.id_json,
+             tool_result::failure("no screenshot session yet: X display " + cfg_.display +
+                                  " restarted after the screenshot these coordinates refer "
+                                  "to; take a new screenshot first"));
+    return;
+  }
   if (!(job.read_only && last_read_only_)) ctx_.forget_pointer();
   last_read_only_ = job.read_only;
   running_seq_ = job.seq;
@@ -206,7 +253,7 @@ void input_actor::run_job(input_job& job) {
 void input_actor::thread_main() {
   // Connect at once, so a button a crashed predecessor left down is
   // released at start-up rather than at the first call.
-  if (auto c = ctx_.connection(); !c) {
+  if (auto c = ctx_.begin_job(); !c) {
     log(log_level::warn, "input: %s (will retry on the first input call)", c.err().message.c_str());
   }
   std::unique_lock<std::mutex> lock(mu_);
@@ -223,7 +270,8 @@ void input_actor::thread_main() {
     if (stopping_) break;
     last_read_only_ = false;  // Time passes: the next query asks X again.
     auto deadline = next_deadline();
-    auto pred = [&] { return stopping_ || next_job() != mailbox_.end() || !cancels_.empty(); };
+    auto pred = [&] { return stopping_ || next_job() != mailbox_.end() || !cancels_.empty() ||
+                             display_lost_; };
     if (deadline == clock_type::time_point::max()) {
       cv_.wait(lock, pred);
     } else {
@@ -231,8 +279,7 @@ void input_actor::thread_main() {
     }
   }
   lock.unlock();
-  for (hold& h : holds_) finish_hold(h, true);
-  holds_.clear();
+  end_holds_early(kStopping);
   ctx_.release_all();
 }
 

@@ -25,6 +25,7 @@
 #include "input/guard.h"
 #include "protocol/completion_queue.h"
 #include "protocol/tool_result.h"
+#include "x11/generation.h"
 
 namespace cu {
 
@@ -46,6 +47,10 @@ struct input_job {
   uint64_t lease = 0;
   // Sends no input, only reads (cursor_position).
   bool read_only = false;
+  // Nonzero: the job's coordinates were mapped through a session captured
+  // from this server generation; it is refused if the X server has been
+  // replaced since.
+  uint64_t generation = 0;
 };
 
 struct input_config {
@@ -56,7 +61,8 @@ struct input_config {
 
 class input_actor {
  public:
-  input_actor(input_config cfg, input_guard guard, completion_queue& done);
+  input_actor(input_config cfg, input_guard guard, server_generation& generation,
+              completion_queue& done);
   ~input_actor();
   input_actor(const input_actor&) = delete;
   input_actor& operator=(const input_actor&) = delete;
@@ -74,6 +80,11 @@ class input_actor {
 
   // The batch is over: other callers' jobs may run again.
   void release_lease(uint64_t lease);
+
+  // The desktop thread saw the X server go away: if the actor's connection
+  // is gone too, its holds end now, saying so, rather than at their
+  // deadlines as if they had lasted.
+  void display_lost();
 
   // A request arrived; the idle release counts from the latest one.
   void note_activity();
@@ -100,11 +111,15 @@ class input_actor {
   // Cancellations and due timers; true when the running job was cancelled.
   bool serve_once(std::unique_lock<std::mutex>& lock);
   clock_type::time_point next_deadline() const;
-  void finish_hold(hold& h, bool early);
+  // Answers the hold and releases its keys. why: nothing when it lasted
+  // its full duration; otherwise what ended it early.
+  void finish_hold(hold& h, std::optional<std::string> why);
+  void end_holds_early(const std::string& why);
   // r: the result; nothing: the request was cancelled.
   void complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r);
 
   input_config cfg_;
+  server_generation& generations_;
   input_context ctx_;
   completion_queue& done_;
 
@@ -112,6 +127,7 @@ class input_actor {
   std::condition_variable cv_;
   // A job without run is control: end_holds (no lease) or release_lease.
   std::deque<input_job> mailbox_;
+  bool display_lost_ = false;  // Set by display_lost(), read by the actor.
   std::vector<uint64_t> cancels_;
   bool stopping_ = false;
   std::atomic<int64_t> last_activity_ns_;

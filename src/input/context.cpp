@@ -26,8 +26,10 @@ error lost_display(const std::string& display) {
 
 }  // namespace
 
-input_context::input_context(std::string display, input_guard guard, double type_delay_ms)
+input_context::input_context(std::string display, input_guard guard, double type_delay_ms,
+                             server_generation& generation)
     : display_(std::move(display)),
+      generations_(generation),
       guard_(std::move(guard)),
       type_delay_ms_(type_delay_ms),
       xkb_(xkb_context_new(xkb_context_flags(XKB_CONTEXT_NO_DEFAULT_INCLUDES |
@@ -39,9 +41,40 @@ input_context::~input_context() {
   if (xkb_ != nullptr) xkb_context_unref(xkb_);
 }
 
+status input_context::begin_job() {
+  if (still_connected()) return done_t{};
+  auto c = reconnect();
+  if (!c) return c.take_error();
+  return done_t{};
+}
+
 result<xcb_connection_t*> input_context::connection() {
   if (conn_ && !xcb_connection_has_error(conn_.get())) return conn_.get();
+  // begin_job connected, so the connection was lost since.
+  return lost_display(display_);
+}
+
+bool input_context::still_connected() {
+  if (!conn_) return false;
+  auto note = [](void* self, xcb_generic_event_t* ev) {
+    auto* ctx = static_cast<input_context*>(self);
+    if (is_keymap_change(ctx->conn_.get(), ev)) ctx->reload_keymap_ = true;
+  };
+  if (x11_alive(conn_.get(), note, this)) return true;
+  drop_connection();
+  return false;
+}
+
+bool input_context::confirm_connected() {
+  if (!still_connected()) return false;
+  if (sync()) return true;
+  drop_connection();
+  return false;
+}
+
+result<xcb_connection_t*> input_context::reconnect() {
   if (conn_) drop_connection();
+  conn_generation_ = generations_.current();
   int screen = 0;
   auto c = x11_connect(display_, &screen);
   if (!c) return c.take_error();
@@ -64,6 +97,14 @@ result<xcb_connection_t*> input_context::connection() {
 }
 
 void input_context::drop_connection() {
+  if (conn_ && x11_server_gone(conn_.get())) {
+    generations_.lost(conn_generation_);
+    lost_buttons_ = buttons_;
+    if (holds_anything()) {
+      log(log_level::warn, "input: lost X display %s while holding input; nothing is held there "
+          "now", display_.c_str());
+    }
+  }
   // Whatever we held lived on that server connection's display state; a
   // new connection starts from nothing.
   for (size_t k = 0; k < down_.size(); ++k) {
@@ -149,6 +190,7 @@ status input_context::button(uint8_t b, bool down) {
   if (!c) return c.take_error();
   if (button_is_down(b) == down) return done_t{};
   if (down) {
+    lost_buttons_ &= ~(1u << b);
     guard_.button(b, true);
     buttons_ |= 1u << b;
     fake(XCB_BUTTON_PRESS, b);

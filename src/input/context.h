@@ -22,6 +22,7 @@
 #include "input/keys.h"
 #include "util/result.h"
 #include "x11/connection.h"
+#include "x11/generation.h"
 #include "x11/keymap.h"
 
 struct xkb_context;
@@ -35,15 +36,36 @@ using status = result<done_t>;
 
 class input_context {
  public:
-  input_context(std::string display, input_guard guard, double type_delay_ms);
+  input_context(std::string display, input_guard guard, double type_delay_ms,
+                server_generation& generation);
   ~input_context();
   input_context(const input_context&) = delete;
   input_context& operator=(const input_context&) = delete;
 
-  // The actor's connection, opened (again) when needed. A new connection
-  // first releases whatever XTest input is left down on the display (a
-  // stranded button from a crashed predecessor).
+  // Called before every job: checks that the X server is still at the
+  // other end of the connection (reading is how a closed socket shows), and
+  // connects anew when it is not, or when there was no connection. A new
+  // connection first releases whatever XTest input is left down on the
+  // display (a stranded button from a crashed predecessor). A connection
+  // is never replaced in the middle of a job: what the job sent before
+  // would have gone to a server that is gone, and its answer must say so.
+  status begin_job();
+
+  // The connection, or an error naming the display once it has failed.
   result<xcb_connection_t*> connection();
+
+  // Whether the X server is still there (see begin_job); when it is not,
+  // the connection and all held state are dropped, and nothing reconnects.
+  // Events that say the keymap changed (the only ones selected) are noted.
+  bool still_connected();
+  // The same, with a round trip: when the desktop thread has seen the
+  // server go away, it may not have closed this connection yet, and the
+  // reply (or the closed socket) settles it.
+  bool confirm_connected();
+
+  // Whether button b was down when the connection to the X server was lost
+  // (and so went with it); cleared by the next press of b.
+  bool button_lost(uint8_t b) const { return (lost_buttons_ >> b) & 1; }
 
   // Waits until the deadline while the actor keeps serving due timers and
   // cancellations; false when the running job should stop (it was
@@ -109,9 +131,15 @@ class input_context {
   void set_down(uint8_t keycode, bool down);
   void fake(uint8_t type, uint8_t detail, int16_t x = 0, int16_t y = 0);
   void clear_stranded();
+  // Forgets the connection and everything held on it; when its server went
+  // away, a new server generation begins.
   void drop_connection();
+  result<xcb_connection_t*> reconnect();
 
   std::string display_;
+  server_generation& generations_;
+  uint64_t conn_generation_ = 0;  // When conn_ was made.
+  uint32_t lost_buttons_ = 0;     // Down when the server went away.
   input_guard guard_;
   double type_delay_ms_;
   xcb_ptr conn_;

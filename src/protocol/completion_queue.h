@@ -18,7 +18,15 @@
 
 namespace cu {
 
-// The end of one accepted request.
+// What the desktop thread, which watches the display, saw happen to the
+// screen: the X server went away, or the root window has this size (on
+// every connection and every resize).
+struct screen_report {
+  bool lost = false;
+  size2 root;
+};
+
+// The end of one accepted request, or (seq 0) a message for the loop.
 struct completion {
   uint64_t seq = 0;             // The request's sequence number.
   std::string line;             // The whole response line, ready to write.
@@ -32,6 +40,8 @@ struct completion {
   // switch_display chose this display area (nothing inside: the whole
   // screen).
   std::optional<std::optional<rect>> display_area;
+  // seq 0 only: news of the screen (see screen_report).
+  std::optional<screen_report> screen;
 };
 
 // The completion of request seq with r: rendered as a response to id_json,

@@ -55,10 +55,11 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
           loop, [this](int) { begin_stop(stop_reason::broken_pipe); },
           [this] { relieve_pressure(); }),
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
-      pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers}, completions_),
+      pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers, &generation_},
+            completions_),
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
-             std::move(guard), completions_),
-      desktop_(cfg_.display, completions_),
+             std::move(guard), generation_, completions_),
+      desktop_(cfg_.display, generation_, completions_),
       last_request_(std::chrono::steady_clock::now()) {
   empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
 }
@@ -80,10 +81,14 @@ int server::start(int in_fd, int out_fd) {
         h,
         [](uv_signal_t* s, int n) {
           auto* self = static_cast<server*>(s->data);
-          if (self->stopping_ && n != SIGHUP) {
+          // Only a second signal exits without releasing (the guard
+          // still does): a first one after stdin's EOF, while the work
+          // already accepted finishes, must stop that work properly.
+          if (self->signalled_ && n != SIGHUP) {
             log(log_level::warn, "second signal %d while stopping; exiting now", n);
             _exit(0);
           }
+          self->signalled_ = true;
           log(log_level::info, "signal %d: stopping", n);
           self->begin_stop(stop_reason::signal);
         },

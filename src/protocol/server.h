@@ -31,6 +31,7 @@
 #include "tools/grants.h"
 #include "util/config.h"
 #include "x11/desktop.h"
+#include "x11/generation.h"
 
 namespace cu {
 
@@ -129,6 +130,13 @@ class server {
   void on_notification(std::string_view method, params_t params);
   void call_tool(std::string_view id_json, params_t params);
   void on_completions(std::vector<completion>& batch);
+  // The desktop thread's news of the screen: a lost server or a root size.
+  void on_screen_report(const screen_report& r);
+  // A capture made this session: it becomes the coordinate session if it
+  // is of the screen as it is now.
+  void adopt_session(const coord_session& s);
+  // The coordinate session, if it is still of the screen as it is now.
+  std::optional<coord_session> live_session() const;
   std::string set_logging_level(std::string_view id_json, params_t params);
 
   uint64_t accept(std::string_view id_json, std::string progress_token);
@@ -178,6 +186,7 @@ class server {
   stdin_reader in_;
   stdout_writer out_;
   completion_queue completions_;
+  server_generation generation_;  // Shared with the threads below.
   capture_pool pool_;
   input_actor actor_;
   desktop desktop_;
@@ -194,6 +203,11 @@ class server {
   size_t captures_in_pool_ = 0;
   bool captures_held_ = false;     // The backlog waits for stdout to drain.
   std::optional<coord_session> session_;
+  // The root window's size as the desktop thread last reported it (or a
+  // capture saw it first), and a session captured at a size the report of
+  // which has not arrived yet.
+  std::optional<size2> root_size_;
+  std::optional<coord_session> early_session_;
   std::optional<rect> area_;  // switch_display's choice; nothing: the whole screen.
   session_grants grants_;
   std::chrono::steady_clock::time_point last_request_;
@@ -202,6 +216,7 @@ class server {
   std::shared_ptr<rpc_group> group_;       // The array being read, if any.
 
   bool stopping_ = false;
+  bool signalled_ = false;  // A SIGTERM or SIGINT arrived.
   bool finished_ = false;
 };
 

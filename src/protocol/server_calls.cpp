@@ -48,8 +48,14 @@ class server_tool_call final : public tool_call {
     server::inflight& fl = f();
     fl.at = server::where::actor;
     if (in_batch_) fl.batch->leased = true;
-    s_.actor_.post(input_job{seq_, in_batch_ ? std::string() : fl.id_json, std::move(run),
-                             in_batch_ ? seq_ : 0, read_only});
+    input_job job{seq_, in_batch_ ? std::string() : fl.id_json, std::move(run),
+                  in_batch_ ? seq_ : 0, read_only};
+    // Coordinates mapped through the session are valid only on the server
+    // it was captured from: the actor checks again when the job runs.
+    if (session_read_) {
+      if (auto s = s_.live_session()) job.generation = s->generation;
+    }
+    s_.actor_.post(std::move(job));
   }
 
   void desktop(std::unique_ptr<desktop_op> op) override {
@@ -87,7 +93,10 @@ class server_tool_call final : public tool_call {
     s_.start_batch(seq_, std::move(plan));
   }
 
-  std::optional<coord_session> session() const override { return s_.session_; }
+  std::optional<coord_session> session() const override {
+    session_read_ = true;
+    return s_.live_session();
+  }
   std::optional<rect> display_area() const override { return s_.area_; }
   const std::string& x_display() const override { return s_.cfg_.display; }
   session_grants& grants() override { return s_.grants_; }
@@ -105,6 +114,7 @@ class server_tool_call final : public tool_call {
   const tool_def& def_;
   bool in_batch_;
   bool done_ = false;
+  mutable bool session_read_ = false;  // The handler mapped coordinates.
   std::optional<tool_result> sync_;
 };
 
@@ -235,6 +245,7 @@ void server::deliver(uint64_t seq, std::optional<tool_result> r) {
 void server::on_completions(std::vector<completion>& batch) {
   for (completion& c : batch) {
     if (c.seq == 0) {
+      if (c.screen) on_screen_report(*c.screen);
       // A notification (notifications/message).
       if (!c.line.empty()) send(std::move(c.line));
       continue;
@@ -244,7 +255,7 @@ void server::on_completions(std::vector<completion>& batch) {
     bool live = it != inflight_.end() && !it->second.cancelled;
     // A cancelled screenshot was never seen by the model, so it must not
     // move the coordinate session.
-    if (live && c.session) session_ = *c.session;
+    if (live && c.session) adopt_session(*c.session);
     if (live && c.display_area && *c.display_area != area_) {
       // Coordinates the model holds refer to the old area: it must look
       // again before it can click.
@@ -259,6 +270,51 @@ void server::on_completions(std::vector<completion>& batch) {
       complete(c.seq, std::move(c.line));
     }
   }
+}
+
+void server::on_screen_report(const screen_report& r) {
+  if (r.lost) {
+    // Every coordinate the model holds is of a screen that is gone, and
+    // whatever the actor held went with the server.
+    if (session_ || area_) {
+      log(log_level::info, "X display %s went away: the coordinate session is void until the "
+          "next screenshot", cfg_.display.c_str());
+    }
+    session_.reset();
+    early_session_.reset();
+    area_.reset();
+    root_size_.reset();
+    actor_.display_lost();
+    return;
+  }
+  if (root_size_ && *root_size_ != r.root) {
+    log(log_level::info, "the screen of %s is now %dx%d (was %dx%d): the coordinate session is "
+        "void until the next screenshot", cfg_.display.c_str(), r.root.w, r.root.h,
+        root_size_->w, root_size_->h);
+    // A capture already taken at the new size (its report came first)
+    // stays; anything else is of the old screen.
+    session_ = early_session_ && early_session_->root == r.root ? early_session_ : std::nullopt;
+    area_.reset();
+  }
+  early_session_.reset();
+  root_size_ = r.root;
+}
+
+void server::adopt_session(const coord_session& s) {
+  if (s.generation != generation_.current()) return;  // Of a server that is gone.
+  if (!root_size_) root_size_ = s.root;
+  if (s.root == *root_size_) {
+    session_ = s;
+  } else {
+    // Captured after a resize the desktop thread has not reported yet (or
+    // before one it has): decided when the report comes.
+    early_session_ = s;
+  }
+}
+
+std::optional<coord_session> server::live_session() const {
+  if (session_ && session_->generation == generation_.current()) return session_;
+  return std::nullopt;
 }
 
 void server::submit_capture(uint64_t seq, capture_job job) {

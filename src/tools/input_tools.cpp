@@ -234,6 +234,9 @@ void handle_left_mouse_down(tool_call& call) {
       if (auto s = ctx.move_to(*p); !s) return failed(s.err());
     }
     if (auto s = ctx.button(1, true); !s) return failed(s.err());
+    // A round trip, so the answer is never about a press that went to a
+    // server that had already gone.
+    if (auto s = ctx.sync(); !s) return failed(s.err());
     auto at = ctx.pointer();
     if (!at) return failed(at.err());
     return tool_result::text("left button down at " + point_text(*at));
@@ -245,12 +248,18 @@ void handle_left_mouse_up(tool_call& call) {
   if (!p) return call.fail(p.err().message);
   call.input([p = *p](input_context& ctx, job_control&) {
     if (!ctx.button_is_down(1)) {
+      if (ctx.button_lost(1)) {
+        return tool_result::text(
+            "left button not held: the X server went away while it was down, and nothing is "
+            "pressed on the display now; nothing to release");
+      }
       return tool_result::text("left button not held (no left_mouse_down); nothing to release");
     }
     if (p) {
       if (auto s = ctx.move_to(*p); !s) return failed(s.err());
     }
     if (auto s = ctx.button(1, false); !s) return failed(s.err());
+    if (auto s = ctx.sync(); !s) return failed(s.err());
     auto at = ctx.pointer();
     if (!at) return failed(at.err());
     return tool_result::text("left button up at " + point_text(*at));

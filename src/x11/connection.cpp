@@ -32,6 +32,20 @@ result<xcb_ptr> x11_connect(const std::string& display, int* screen_number) {
   return xcb_ptr(c);
 }
 
+bool x11_alive(xcb_connection_t* c, void (*on_event)(void* ctx, xcb_generic_event_t* ev),
+               void* ctx) {
+  if (xcb_connection_has_error(c)) return false;
+  while (xcb_generic_event_t* ev = xcb_poll_for_event(c)) {
+    if (on_event != nullptr) on_event(ctx, ev);
+    free(ev);
+  }
+  return xcb_connection_has_error(c) == 0;
+}
+
+bool x11_server_gone(xcb_connection_t* c) {
+  return xcb_connection_has_error(c) == XCB_CONN_ERROR;
+}
+
 xcb_screen_t* x11_screen(xcb_connection_t* c, int screen_number) {
   xcb_screen_iterator_t it = xcb_setup_roots_iterator(xcb_get_setup(c));
   for (int i = 0; it.rem; xcb_screen_next(&it), ++i) {

@@ -22,6 +22,18 @@ using xcb_ptr = std::unique_ptr<xcb_connection_t, xcb_disconnector>;
 // Safe to call from any thread: connections are serialized (see the .cpp).
 result<xcb_ptr> x11_connect(const std::string& display, int* screen_number);
 
+// Whether c's X server is still there. Reading is the only way to notice a
+// closed socket, so this reads whatever is waiting without blocking, and
+// hands every event it reads to on_event (which may be empty). False once
+// the connection has failed, for whatever reason.
+bool x11_alive(xcb_connection_t* c, void (*on_event)(void* ctx, xcb_generic_event_t* ev) = nullptr,
+               void* ctx = nullptr);
+
+// Whether a failed connection failed because the X server went away (the
+// socket closed or broke), rather than through a fault of ours (a request
+// too long, a protocol error), after which the server is still there.
+bool x11_server_gone(xcb_connection_t* c);
+
 // The screen with this number in the connection's setup, or null.
 xcb_screen_t* x11_screen(xcb_connection_t* c, int screen_number);
 

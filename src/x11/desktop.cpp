@@ -12,8 +12,18 @@
 
 namespace cu {
 
-desktop::desktop(std::string display, completion_queue& done)
-    : display_(std::move(display)), done_(done), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+namespace {
+
+// How often the thread tries to connect while the display is down.
+constexpr auto kReconnect = std::chrono::milliseconds(250);
+
+}  // namespace
+
+desktop::desktop(std::string display, server_generation& generation, completion_queue& done)
+    : display_(std::move(display)),
+      generations_(generation),
+      done_(done),
+      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   thread_ = std::thread(&desktop::thread_main, this);
 }
 
@@ -53,9 +63,16 @@ void desktop::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void desktop::report(screen_report r) {
+  completion c;  // seq 0: news for the loop, not an answer.
+  c.screen = r;
+  done_.push(std::move(c));
+}
+
 bool desktop::ensure_connected(std::string* why) {
   if (conn_ && !xcb_connection_has_error(conn_.get())) return true;
   if (conn_) drop_connection();
+  conn_generation_ = generations_.current();
   int screen_number = 0;
   auto c = x11_connect(display_, &screen_number);
   if (!c) {
@@ -82,16 +99,29 @@ bool desktop::ensure_connected(std::string* why) {
   xcb_change_property(conn, XCB_PROP_MODE_REPLACE, window_, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
                       sizeof title - 1, title);
   // New top-level windows and root property changes (_NET_ACTIVE_WINDOW,
-  // _NET_CLIENT_LIST) wake operations that wait for them.
-  const uint32_t root_mask = XCB_EVENT_MASK_SUBSTRUCTURE_NOTIFY | XCB_EVENT_MASK_PROPERTY_CHANGE;
+  // _NET_CLIENT_LIST) wake operations that wait for them; the root's own
+  // ConfigureNotify says the screen was resized.
+  const uint32_t root_mask = XCB_EVENT_MASK_STRUCTURE_NOTIFY |
+                             XCB_EVENT_MASK_SUBSTRUCTURE_NOTIFY | XCB_EVENT_MASK_PROPERTY_CHANGE;
   xcb_change_window_attributes(conn, root_, XCB_CW_EVENT_MASK, &root_mask);
-  xcb_flush(conn);
+  reply_ptr<xcb_get_geometry_reply_t> g(
+      xcb_get_geometry_reply(conn, xcb_get_geometry(conn, root_), nullptr));
+  if (g) {
+    root_size_ = size2{g->width, g->height};
+    report(screen_report{false, root_size_});
+  }
   clipboard_.attach(conn, &atoms_, window_);
   ctx_ = desktop_context{conn, root_, window_, &atoms_, &clipboard_, display_};
   return true;
 }
 
 void desktop::drop_connection() {
+  if (conn_ && x11_server_gone(conn_.get())) {
+    // The first thread to notice starts a new generation; the loop voids
+    // the coordinate session and the actor ends its holds.
+    generations_.lost(conn_generation_);
+    report(screen_report{true, {}});
+  }
   conn_.reset();
   ctx_ = desktop_context{};
   for (running& r : ops_) {
@@ -116,6 +146,13 @@ void desktop::finish(running& r, std::optional<desktop_result> result) {
 }
 
 void desktop::dispatch(const xcb_generic_event_t* ev) {
+  if (event_type(ev) == XCB_CONFIGURE_NOTIFY) {
+    const auto* e = reinterpret_cast<const xcb_configure_notify_event_t*>(ev);
+    if (e->window == root_ && size2{e->width, e->height} != root_size_) {
+      root_size_ = size2{e->width, e->height};
+      report(screen_report{false, root_size_});
+    }
+  }
   if (clipboard_.handle(ev)) return;
   for (running& r : ops_) {
     if (!r.started || !r.op) continue;
@@ -145,6 +182,8 @@ void desktop::start_ready() {
 }
 
 void desktop::thread_main() {
+  std::string why;
+  if (!ensure_connected(&why)) log(log_level::debug, "desktop: %s", why.c_str());
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -176,7 +215,13 @@ void desktop::thread_main() {
     ops_.remove_if([](const running& r) { return r.op == nullptr; });
 
     auto now = desktop_clock::now();
+    if (!conn_ && now >= next_connect_) {
+      // Watch the display again as soon as a server is back on it.
+      std::string ignored;
+      if (!ensure_connected(&ignored)) next_connect_ = now + kReconnect;
+    }
     auto next = desktop_clock::time_point::max();
+    if (!conn_) next = next_connect_;
     for (running& r : ops_) {
       if (r.started && r.op) next = std::min(next, r.op->wake_at);
     }

@@ -4,6 +4,12 @@
 // open_application and switch_display tools. It sleeps in poll() on the X
 // connection and an eventfd until an X event, a new operation or a
 // deadline; each operation reacts to events and its own wake-up time.
+//
+// It is also the server's watch on the display: connected from the start
+// (and again every kReconnectMs while the display is down), it notices at
+// once when the X server goes away, since its socket wakes its poll(), and
+// it sees the root window resized (ConfigureNotify). It tells the loop both
+// (screen_report), so coordinates from the old screen are void at once.
 // Thread affinity: post(), cancel() and stop() on the loop thread;
 // everything else on the desktop thread.
 #pragma once
@@ -22,13 +28,14 @@
 #include "x11/atoms.h"
 #include "x11/connection.h"
 #include "x11/desktop_op.h"
+#include "x11/generation.h"
 #include "x11/selection.h"
 
 namespace cu {
 
 class desktop {
  public:
-  desktop(std::string display, completion_queue& done);
+  desktop(std::string display, server_generation& generation, completion_queue& done);
   ~desktop();
   desktop(const desktop&) = delete;
   desktop& operator=(const desktop&) = delete;
@@ -58,8 +65,10 @@ class desktop {
   void finish(running& r, std::optional<desktop_result> result);
   void start_ready();
   void wake();
+  void report(screen_report r);
 
   std::string display_;
+  server_generation& generations_;
   completion_queue& done_;
   int wake_fd_ = -1;
 
@@ -70,6 +79,9 @@ class desktop {
 
   // Desktop thread only.
   xcb_ptr conn_;
+  uint64_t conn_generation_ = 0;  // When conn_ was made.
+  size2 root_size_;               // As last reported.
+  desktop_clock::time_point next_connect_{};  // While disconnected.
   x11_atoms atoms_;
   xcb_window_t root_ = XCB_NONE;
   xcb_window_t window_ = XCB_NONE;

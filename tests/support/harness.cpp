@@ -57,46 +57,73 @@ std::string binary_path() {
 
 }  // namespace
 
-xvfb::xvfb(int width, int height, int display_number, std::vector<std::string> extra_args) {
+namespace {
+
+// Starts an X server program with args plus -displayfd; returns its pid
+// once it accepts connections, with *display set to ":N". host_display,
+// when not empty, is the DISPLAY the program itself runs on (Xephyr).
+pid_t start_x_server(std::vector<std::string> args, std::string* display,
+                     const std::string& host_display = {}) {
   int fds[2];
   if (pipe(fds) != 0) fail("pipe failed");
-  std::string geometry = std::to_string(width) + "x" + std::to_string(height) + "x24";
-  std::string fd_arg = std::to_string(fds[1]);
-  std::vector<std::string> args = {"Xvfb"};
-  if (display_number >= 0) args.push_back(":" + std::to_string(display_number));
-  for (const char* a : {"-displayfd"}) args.push_back(a);
-  args.push_back(fd_arg);
-  for (const char* a : {"-screen", "0"}) args.push_back(a);
-  args.push_back(geometry);
-  for (const char* a : {"-nolisten", "tcp", "-noreset"}) args.push_back(a);
-  for (auto& a : extra_args) args.push_back(std::move(a));
-  pid_ = fork();
-  if (pid_ < 0) fail("fork failed");
-  if (pid_ == 0) {
+  args.insert(args.begin() + 1, {"-displayfd", std::to_string(fds[1])});
+  const std::string program = args[0];
+  pid_t pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
     close(fds[0]);
     int devnull = open("/dev/null", O_RDWR);
     dup2(devnull, 0);
     dup2(devnull, 1);
     dup2(devnull, 2);
+    if (!host_display.empty()) setenv("DISPLAY", host_display.c_str(), 1);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    execvp("Xvfb", argv.data());
+    execvp(program.c_str(), argv.data());
     _exit(127);
   }
   close(fds[1]);
-  // Xvfb writes the display number once it accepts connections.
+  // The server writes its display number once it accepts connections.
   std::string number;
   int64_t deadline = now_ms() + 20000;
   char c;
   while (wait_readable(fds[0], deadline) && read(fds[0], &c, 1) == 1 && c != '\n') number += c;
   close(fds[0]);
   if (number.empty()) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    fail("Xvfb did not start");
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    fail(program + " did not start");
   }
-  display_ = ":" + number;
+  *display = ":" + number;
+  return pid;
+}
+
+}  // namespace
+
+xvfb::xvfb(int width, int height, int display_number, std::vector<std::string> extra_args) {
+  std::string geometry = std::to_string(width) + "x" + std::to_string(height) + "x24";
+  std::vector<std::string> args = {"Xvfb"};
+  if (display_number >= 0) args.push_back(":" + std::to_string(display_number));
+  for (const char* a : {"-screen", "0"}) args.push_back(a);
+  args.push_back(geometry);
+  for (const char* a : {"-nolisten", "tcp", "-noreset"}) args.push_back(a);
+  for (auto& a : extra_args) args.push_back(std::move(a));
+  pid_ = start_x_server(std::move(args), &display_);
+}
+
+xephyr::xephyr(const std::string& host_display, int width, int height) {
+  std::vector<std::string> args = {"Xephyr", "-resizeable", "-screen",
+                                   std::to_string(width) + "x" + std::to_string(height),
+                                   "-nolisten", "tcp", "-noreset"};
+  pid_ = start_x_server(std::move(args), &display_, host_display);
+}
+
+xephyr::~xephyr() {
+  if (pid_ > 0) {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
 }
 
 xvfb::~xvfb() {

@@ -38,6 +38,22 @@ class xvfb {
   std::string display_;
 };
 
+// A nested X server (Xephyr) in a window on host_display. Unlike Xvfb, its
+// screen can be resized at run time (xrandr -s WxH, up to 1600x1200).
+class xephyr {
+ public:
+  xephyr(const std::string& host_display, int width, int height);
+  ~xephyr();
+  xephyr(const xephyr&) = delete;
+  xephyr& operator=(const xephyr&) = delete;
+
+  const std::string& display() const { return display_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string display_;
+};
+
 // A display number with no X server behind it (no socket, no lock file).
 int unused_display_number();
 

@@ -147,7 +147,7 @@ TEST_CASE("a cancelled request is answered only when its cancel came after the a
 }
 
 TEST_CASE("after EOF queued drags finish, and SIGTERM ends the server at once, nothing pressed") {
-  session t;
+  session t(std::map<std::string, std::string>{{"CU_LOG_LEVEL", "debug"}});
   std::string burst;
   for (int i = 0; i < 300; ++i) {
     burst += tool_request(i, "left_click_drag",
@@ -166,5 +166,6 @@ TEST_CASE("after EOF queued drags finish, and SIGTERM ends the server at once, n
   REQUIRE(status);
   CHECK(*status == 0);
   CHECK(now_ms() - sent < 2000);
+  INFO("server stderr: " << t.s.stderr_text());
   check_nothing_pressed(t.probe);
 }
