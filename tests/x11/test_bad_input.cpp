@@ -1,0 +1,157 @@
+// The bad-input table (tests/x11/data/bad_inputs.txt): every class of
+// malformed input, each with the answer it must get, run in order against
+// one server. After each case the next request is served and nothing
+// reached the screen; at the end nothing is pressed and the server exits 0.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/harness.h"
+#include "support/input_probe.h"
+
+using namespace cu::test;
+
+namespace {
+
+struct bad_case {
+  int line = 0;
+  std::string expect;  // rpc, tool, none, ok or do.
+  std::string detail;  // The code and text of rpc, the text of tool.
+  std::string request;
+};
+
+// <xHH> is the raw byte HH, <repeat N TEXT> is TEXT N times.
+std::string expand(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (s.compare(i, 2, "<x") == 0 && i + 5 <= s.size() && s[i + 4] == '>') {
+      out += char(std::stoi(s.substr(i + 2, 2), nullptr, 16));
+      i += 5;
+    } else if (s.compare(i, 8, "<repeat ") == 0) {
+      size_t space = s.find(' ', i + 8), close = s.find('>', i + 8);
+      int n = std::stoi(s.substr(i + 8, space - i - 8));
+      std::string text = s.substr(space + 1, close - space - 1);
+      for (int k = 0; k < n; ++k) out += text;
+      i = close + 1;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+std::vector<bad_case> load_table() {
+  const char* dir = getenv("CU_SOURCE_DIR");
+  REQUIRE(dir != nullptr);
+  std::ifstream in(std::string(dir) + "/tests/x11/data/bad_inputs.txt");
+  REQUIRE(in);
+  std::vector<bad_case> cases;
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n) {
+    if (text.empty() || text[0] == '#') continue;
+    size_t bar = text.find(" | ");
+    INFO("line " << n);
+    REQUIRE(bar != std::string::npos);
+    bad_case c;
+    c.line = n;
+    std::string head = text.substr(0, bar);
+    size_t space = head.find(' ');
+    c.expect = head.substr(0, space);
+    if (space != std::string::npos) c.detail = head.substr(space + 1);
+    c.request = expand(text.substr(bar + 3));
+    REQUIRE((c.expect == "rpc" || c.expect == "tool" || c.expect == "none" || c.expect == "ok" ||
+             c.expect == "do"));
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// The request's id as JSON text, for cases answered by id.
+std::string id_of(const std::string& request) {
+  auto j = parse_json(request);
+  simdjson::dom::element id;
+  REQUIRE(j->root["id"].get(id) == simdjson::SUCCESS);
+  return simdjson::minify(id);
+}
+
+}  // namespace
+
+TEST_CASE("every malformed input in the bad-input table gets its answer and changes nothing") {
+  std::vector<bad_case> cases = load_table();
+  xvfb x;
+  input_probe probe(x.display());
+  server_process s(x.display(), {{"CU_MAX_FRAME_BYTES", "65536"}});
+  int sync = 0;
+  size_t checked = 0;
+  for (const bad_case& c : cases) {
+    INFO("bad_inputs.txt line " << c.line << ": " << c.request.substr(0, 300));
+    std::string ping_id = "\"sync-";  // Appended: GCC 12 warns falsely on "x" + string.
+    ping_id += std::to_string(++sync);
+    ping_id += '"';
+    const std::string ping = R"({"jsonrpc":"2.0","id":)" + ping_id + R"(,"method":"ping"})";
+    if (c.expect == "rpc" || c.expect == "none") {
+      // Protocol errors are answered on the loop, in order: whatever comes
+      // before the ping's answer is the case's.
+      s.write_raw(c.request + "\n" + ping + "\n");
+      std::vector<json_ptr> before;
+      for (;;) {
+        auto line = s.read_line();
+        REQUIRE(line);
+        auto j = parse_json(std::move(*line));
+        std::string_view id;
+        if (j->root["id"].get(id) == simdjson::SUCCESS && ping_id.substr(1, ping_id.size() - 2) == id) {
+          break;
+        }
+        before.push_back(std::move(j));
+      }
+      if (c.expect == "none") {
+        CHECK(before.empty());
+      } else {
+        REQUIRE(before.size() == 1);
+        int64_t code = 0;
+        REQUIRE(before[0]->root["error"]["code"].get(code) == simdjson::SUCCESS);
+        size_t space = c.detail.find(' ');
+        CHECK(code == std::stoll(c.detail.substr(0, space)));
+        std::string_view message;
+        REQUIRE(before[0]->root["error"]["message"].get(message) == simdjson::SUCCESS);
+        if (space != std::string::npos) {
+          CHECK_THAT(std::string(message), Catch::Contains(c.detail.substr(space + 1)));
+        }
+      }
+    } else {
+      s.write_raw(c.request + "\n");
+      auto r = s.read_response(id_of(c.request));
+      REQUIRE(r);
+      if (c.expect == "tool") {
+        REQUIRE(r->root["result"].is_object());
+        CHECK(is_error(*r));
+        std::string text = text_of(*r);
+        CHECK_THAT(text, Catch::Contains(c.detail));
+        CHECK(text.find('\n') == std::string::npos);  // One line, as the contract says.
+      } else if (c.expect == "ok") {
+        REQUIRE(r->root["result"].is_object());
+        CHECK_FALSE(is_error(*r));
+      }
+      // The next request is served.
+      s.write_raw(ping + "\n");
+      auto pong = s.read_response(ping_id);
+      REQUIRE(pong);
+      CHECK(pong->root["result"].is_object());
+    }
+    auto events = probe.take();
+    if (c.expect != "ok" && c.expect != "do") {
+      INFO("events: " << describe(events));
+      CHECK(events.empty());
+    }
+    ++checked;
+  }
+  INFO(checked << " cases");
+  CHECK(checked == cases.size());
+  CHECK(checked >= 180);
+  check_nothing_pressed(probe);
+  s.close_stdin();
+  CHECK(s.wait_exit() == 0);
+}
