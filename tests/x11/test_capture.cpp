@@ -185,6 +185,20 @@ TEST_CASE("save_to_disk writes a private PNG file and names it") {
   CHECK(text_of(*again, 1) != text);
 }
 
+TEST_CASE("a save_to_disk that fails still answers the image, with an error block about the save") {
+  xvfb x;
+  // A directory cannot be made under a regular file.
+  server_process s(x.display(), {{"CU_SAVE_DIR", "/dev/null/screens"}});
+  auto r = s.call_tool("screenshot", R"({"save_to_disk":true})");
+  CHECK(is_error(*r));
+  CHECK(image_of(*r).width == 1366);
+  CHECK_THAT(text_of(*r, 1), Catch::StartsWith("save_to_disk failed") &&
+                                 Catch::Contains("/dev/null/screens"));
+  CHECK_FALSE(r->root["result"]["structuredContent"]["saved_to"].is_string());
+  // The model saw the image, so coordinates refer to it.
+  CHECK_FALSE(is_error(*s.call_tool("cursor_position")));
+}
+
 TEST_CASE("save_to_disk refuses a symlink planted at the save directory") {
   xvfb x;
   char target[] = "/tmp/cu-target-XXXXXX";

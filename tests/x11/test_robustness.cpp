@@ -169,3 +169,43 @@ TEST_CASE("after EOF queued drags finish, and SIGTERM ends the server at once, n
   INFO("server stderr: " << t.s.stderr_text());
   check_nothing_pressed(t.probe);
 }
+
+TEST_CASE("a hold that needs more spare keycodes than are free fails pressing nothing") {
+  session t;
+  // Sixteen characters no layout key produces: each needs a spare keycode
+  // bound to it for as long as the hold lasts.
+  const std::string first = "ア+イ+ウ+エ+オ+カ+キ+ク+ケ+コ+サ+シ+ス+セ+ソ+タ";
+  const std::string second = "チ+ツ+テ+ト";
+  t.s.send(R"({"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"hold_key",)"
+           R"("arguments":{"text":")" + first + R"(","duration":3}}})");
+  // The first hold is on: all sixteen keys are down.
+  int64_t deadline = now_ms() + 10000;
+  while (t.probe.keys_down().size() < 16 && now_ms() < deadline) {
+  }
+  REQUIRE(t.probe.keys_down().size() == 16);
+  auto down_before = t.probe.keys_down();
+  // Xvfb's keymap has 19 spare keycodes: four more do not fit while the
+  // first sixteen are held, and none of those may be taken back.
+  auto r = t.s.call_tool("hold_key", R"({"text":")" + second + R"(","duration":1})");
+  CHECK(is_error(*r));
+  CHECK_THAT(text_of(*r), Catch::Contains("cannot all be held at once") &&
+                              Catch::Contains("nothing was pressed"));
+  CHECK(t.probe.keys_down() == down_before);
+  auto done = t.s.read_response("\"first\"", 10000);
+  REQUIRE(done);
+  CHECK_FALSE(is_error(*done));
+  CHECK(text_of(*done) == "held " + first + " for 3s");
+  check_nothing_pressed(t.probe);
+}
+
+TEST_CASE("a hold cut short by the idle release answers so") {
+  session t(std::map<std::string, std::string>{{"CU_IDLE_RELEASE_SECS", "1"}});
+  int64_t start = now_ms();
+  auto r = t.s.call_tool("hold_key", R"({"text":"shift","duration":6})");
+  int64_t took = now_ms() - start;
+  CHECK(took < 4000);
+  CHECK(is_error(*r));
+  CHECK_THAT(text_of(*r), Catch::StartsWith("hold_key ended early after 1.") &&
+                              Catch::Contains("idle release (CU_IDLE_RELEASE_SECS)"));
+  check_nothing_pressed(t.probe);
+}
