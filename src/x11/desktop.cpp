@@ -161,6 +161,11 @@ void desktop::dispatch(const xcb_generic_event_t* ev) {
 }
 
 void desktop::start_ready() {
+  // The keys of operations still running or waiting their turn: a later
+  // operation with the same key waits behind them. An operation that
+  // finished within this pass (at once, or for want of a connection)
+  // blocks nothing, or the next one would wait for a wake-up that may
+  // never come.
   std::vector<const char*> busy;
   for (running& r : ops_) {
     if (!r.op) continue;
@@ -168,15 +173,16 @@ void desktop::start_ready() {
     bool blocked = key != nullptr && std::any_of(busy.begin(), busy.end(), [&](const char* k) {
                      return strcmp(k, key) == 0;
                    });
-    if (key != nullptr) busy.push_back(key);
-    if (r.started || blocked) continue;
-    std::string why;
-    if (!ensure_connected(&why)) {
-      finish(r, desktop_result{tool_result::failure(why), {}});
-      continue;
+    if (!r.started && !blocked) {
+      std::string why;
+      if (!ensure_connected(&why)) {
+        finish(r, desktop_result{tool_result::failure(why), {}});
+      } else {
+        r.started = true;
+        if (auto res = r.op->start(ctx_)) finish(r, std::move(res));
+      }
     }
-    r.started = true;
-    if (auto res = r.op->start(ctx_)) finish(r, std::move(res));
+    if (key != nullptr && r.op) busy.push_back(key);
   }
   ops_.remove_if([](const running& r) { return r.op == nullptr; });
 }

@@ -209,3 +209,44 @@ TEST_CASE("a hold cut short by the idle release answers so") {
                               Catch::Contains("idle release (CU_IDLE_RELEASE_SECS)"));
   check_nothing_pressed(t.probe);
 }
+
+TEST_CASE("clipboard calls queued behind one that finished at once are all answered") {
+  // Regression: an operation that finished as it started still counted as
+  // running, so the next one with the same key waited for a wake-up that
+  // never came. Here the server owns the clipboard, so every read finishes
+  // at once; four in one burst must all be answered.
+  xvfb x;
+  server_process s(x.display());
+  REQUIRE_FALSE(is_error(*s.call_tool(
+      "request_access",
+      R"({"apps":[],"reason":"test","clipboardRead":true,"clipboardWrite":true})")));
+  REQUIRE_FALSE(is_error(*s.call_tool("write_clipboard", R"({"text":"hello"})")));
+  std::string burst;
+  for (int i = 0; i < 4; ++i) burst += tool_request(100 + i, "read_clipboard") + "\n";
+  s.write_raw(burst);
+  for (int i = 0; i < 4; ++i) {
+    auto r = s.read_response(std::to_string(100 + i), 5000);
+    REQUIRE(r);
+    CHECK(text_of(*r) == "hello");
+  }
+}
+
+TEST_CASE("with no X server, queued clipboard calls all fail at once, naming the display") {
+  std::string display = ":";  // Appended: GCC 12 warns falsely on ":" + string.
+  display += std::to_string(unused_display_number());
+  server_process s(display);
+  REQUIRE_FALSE(is_error(*s.call_tool(
+      "request_access",
+      R"({"apps":[],"reason":"test","clipboardRead":true,"clipboardWrite":true})")));
+  std::string burst;
+  for (int i = 0; i < 40; ++i) burst += tool_request(200 + i, "read_clipboard") + "\n";
+  int64_t start = now_ms();
+  s.write_raw(burst);
+  for (int i = 0; i < 40; ++i) {
+    auto r = s.read_response(std::to_string(200 + i), 5000);
+    REQUIRE(r);
+    CHECK(is_error(*r));
+    CHECK_THAT(text_of(*r), Catch::Contains(display));
+  }
+  CHECK(now_ms() - start < 2000);
+}
