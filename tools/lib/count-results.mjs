@@ -5,7 +5,8 @@
 //
 // Meson runs Catch2 executables: each one's summary line gives its test-case
 // counts; an executable that ended without a summary (a crash, a timeout)
-// counts as one failure. Node's test runner prints "# pass N" / "# fail N".
+// counts as one failure. Node's test runner prints "# pass N" / "# fail N";
+// so does tools/fuzz for the fuzz step (a crash, leak or timeout: # fail 1).
 import { readFileSync } from 'node:fs';
 
 let passed = 0;

@@ -13,9 +13,15 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 # xclip is the other side of the clipboard tests; xclock (x11-apps) is what
 # open_application launches; xrandr (x11-xserver-utils) splits the screen
 # into monitors; strace shows that the server runs no other program;
-# openbox is a real EWMH window manager for the _NET_ACTIVE_WINDOW path.
+# openbox is a real EWMH window manager for the _NET_ACTIVE_WINDOW path;
+# Xephyr (xserver-xephyr) is an X server whose screen can be resized at run
+# time, for the tests of a resize under a session.
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
-  strace openbox"
+  strace openbox xserver-xephyr"
+# The fuzz target (tests/fuzz, tools/fuzz): clang with libFuzzer and the
+# sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
+# pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.
+CU_PKGS_FUZZ="clang libclang-rt-14-dev llvm"
 
 cu_missing_packages() {
   local p missing=()
