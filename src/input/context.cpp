@@ -54,13 +54,15 @@ result<xcb_connection_t*> input_context::connection() {
   return lost_display(display_);
 }
 
+void input_context::note_event(void* self, xcb_generic_event_t* ev) {
+  // Events that say the keymap changed are the only ones selected.
+  auto* ctx = static_cast<input_context*>(self);
+  if (is_keymap_change(ctx->conn_.get(), ev)) ctx->reload_keymap_ = true;
+}
+
 bool input_context::still_connected() {
   if (!conn_) return false;
-  auto note = [](void* self, xcb_generic_event_t* ev) {
-    auto* ctx = static_cast<input_context*>(self);
-    if (is_keymap_change(ctx->conn_.get(), ev)) ctx->reload_keymap_ = true;
-  };
-  if (x11_alive(conn_.get(), note, this)) return true;
+  if (x11_alive(conn_.get(), &input_context::note_event, this)) return true;
   drop_connection();
   return false;
 }
@@ -229,10 +231,7 @@ status input_context::ensure_layout() {
   if (device_ < 0) return make_error(errc::x_failed, "keyboard input is unavailable on this display");
   // Someone may have changed the keymap (setxkbmap, xmodmap) since we last
   // looked; the events say so.
-  while (xcb_generic_event_t* ev = xcb_poll_for_event(*c)) {
-    if (is_keymap_change(*c, ev)) reload_keymap_ = true;
-    free(ev);
-  }
+  x11_alive(*c, &input_context::note_event, this);
   if (reload_keymap_ || !keyboard_) {
     auto kb = x11_load_keyboard(*c, xkb_, device_);
     if (!kb) return kb.take_error();

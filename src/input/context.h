@@ -130,6 +130,8 @@ class input_context {
   // modifiers for a moment); tells the guard first.
   void set_down(uint8_t keycode, bool down);
   void fake(uint8_t type, uint8_t detail, int16_t x = 0, int16_t y = 0);
+  // For x11_alive: notes an event that says the keymap changed.
+  static void note_event(void* self, xcb_generic_event_t* ev);
   void clear_stranded();
   // Forgets the connection and everything held on it; when its server went
   // away, a new server generation begins.

@@ -29,7 +29,6 @@ namespace {
 // Parser capacity kept between frames; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
 
-
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
 
 // Hands freed heap pages back to the system. glibc keeps what threads
@@ -156,7 +155,6 @@ void server::relieve_pressure() {
       }
     }
   }
-  if (out_.queued_bytes() + group_bytes_ > kStdoutHighBytes) trim_after_drain_ = true;
   if (trim_after_drain_ && out_.queued_bytes() == 0) {
     // The answers that piled up were freed, but into the heaps of the
     // threads that made them: hand those pages back to the system.
