@@ -15,6 +15,9 @@ int64_t now_ns() {
       .count();
 }
 
+// How often the actor looks at its connection while a hold lasts.
+constexpr auto kHoldCheck = std::chrono::milliseconds(250);
+
 // Why holds end early when the server stops.
 const std::string kStopping = "the server is stopping; the keys are released";
 
@@ -105,6 +108,7 @@ void input_actor::complete(uint64_t seq, std::string_view id_json, std::optional
 clock_type::time_point input_actor::next_deadline() const {
   auto t = clock_type::time_point::max();
   for (const hold& h : holds_) t = std::min(t, h.until);
+  if (!holds_.empty()) t = std::min(t, next_hold_check_);
   if (auto r = ctx_.restore_due()) t = std::min(t, *r);
   if (cfg_.idle_release_secs > 0 && ctx_.holds_anything()) {
     auto last = clock_type::time_point(
@@ -140,10 +144,18 @@ bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
   bool lost = std::exchange(display_lost_, false);
   lock.unlock();
   bool stop_running = false;
-  if (lost && !holds_.empty() && !ctx_.confirm_connected()) {
-    // Say so now, not at the holds' deadlines as if they had lasted.
-    end_holds_early("lost the connection to X display " + cfg_.display +
-                    " (the X server went away); nothing is held on the display");
+  // While something is held, look at the connection now and then as well:
+  // the desktop thread's news of a lost server comes only if it was
+  // connected to it. Either way, say so now, not at the holds' deadlines
+  // as if they had lasted.
+  auto checked = clock_type::now();
+  if (!holds_.empty() && (lost || checked >= next_hold_check_)) {
+    next_hold_check_ = checked + kHoldCheck;
+    bool alive = lost ? ctx_.confirm_connected() : ctx_.still_connected();
+    if (!alive) {
+      end_holds_early("lost the connection to X display " + cfg_.display +
+                      " (the X server went away); nothing is held on the display");
+    }
   }
   for (uint64_t seq : cancels) {
     if (seq == running_seq_ && running_seq_ != 0) {
@@ -195,6 +207,7 @@ bool input_actor::serve_until(clock_type::time_point deadline) {
     if (clock_type::now() >= deadline) return true;
     auto wake = deadline;
     for (const hold& h : holds_) wake = std::min(wake, h.until);
+    if (!holds_.empty()) wake = std::min(wake, next_hold_check_);
     cv_.wait_until(lock, wake, [&] { return !cancels_.empty() || display_lost_; });
   }
 }

@@ -134,6 +134,7 @@ class input_actor {
 
   // Actor thread only.
   std::vector<hold> holds_;
+  clock_type::time_point next_hold_check_{};  // See serve_once.
   uint64_t lease_ = 0;  // The batch holding the actor, if any.
   bool last_read_only_ = false;  // The last job only read, and nothing waited since.
   uint64_t running_seq_ = 0;
