@@ -84,7 +84,7 @@ std::string plugin_json() {
       "on an X11 desktop, as a persistent stdio MCP server.");
   w.key("runtime").string("service");
   w.key("service").begin_object();
-  w.key("command").string("tools/run");
+  w.key("command").string("tools/serve");
   w.key("toolNamespace").string("computer_use");
   w.key("tools").begin_object();
   for (const tool_def& t : computer_tools()) {

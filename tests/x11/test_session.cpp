@@ -300,16 +300,38 @@ std::string read_file(const std::string& path) {
 }
 
 // One execve or execveat that strace logged: its pid, the program and the
-// result ("" when the call was logged as unfinished).
+// result ("" while the call has not returned in the log).
 struct exec_call {
   std::string pid, path, result, line;
 };
 
+// Reads the execs of an `strace -f -o FILE` log in both of the forms strace
+// writes them:
+//   1234 execve("/usr/bin/xclock", ["xclock"], 0x7ff... /* 20 vars */) = 0
+// and, when another traced process logged in between (a busy machine makes
+// that likely), split in two:
+//   1234 execve("/usr/bin/xclock", ["xclock"], 0x7ff... /* 20 vars */ <unfinished ...>
+//   1236 +++ exited with 0 +++
+//   1234 <... execve resumed>) = 0
+// The resumed line's result belongs to the same pid's unfinished call.
 std::vector<exec_call> exec_calls(const std::string& log) {
   std::vector<exec_call> out;
   std::istringstream lines(log);
   std::string line;
   while (std::getline(lines, line)) {
+    for (const char* name : {"execve", "execveat"}) {
+      const std::string resumed = std::string("<... ").append(name).append(" resumed>");
+      const size_t at = line.find(resumed);
+      if (at == std::string::npos) continue;
+      const std::string pid = at == 0 ? "" : line.substr(0, line.find_last_not_of(' ', at - 1) + 1);
+      for (auto it = out.rbegin(); it != out.rend(); ++it) {
+        if (it->pid != pid || !it->result.empty()) continue;
+        const size_t eq = line.rfind(" = ");
+        if (eq != std::string::npos) it->result = line.substr(eq + 3);
+        it->line.append(" | ").append(line);
+        break;
+      }
+    }
     size_t call = line.find(" execve(");
     if (call == std::string::npos) call = line.find(" execveat(");
     if (call == std::string::npos) continue;
@@ -320,8 +342,9 @@ std::vector<exec_call> exec_calls(const std::string& log) {
     size_t q0 = line.find('"', call);
     size_t q1 = q0 == std::string::npos ? q0 : line.find('"', q0 + 1);
     if (q1 != std::string::npos) e.path = line.substr(q0 + 1, q1 - q0 - 1);
+    const bool unfinished = line.find("<unfinished ...>") != std::string::npos;
     size_t eq = line.rfind(" = ");
-    if (eq != std::string::npos) e.result = line.substr(eq + 3);
+    if (!unfinished && eq != std::string::npos) e.result = line.substr(eq + 3);
     out.push_back(e);
   }
   return out;
@@ -865,6 +888,27 @@ TEST_CASE("switch_display to an unknown monitor is an error listing the monitors
 }
 
 // --- What the server executes ----------------------------------------------
+
+TEST_CASE("the strace log reader reads an exec whether it comes whole or split in two") {
+  const std::vector<exec_call> calls = exec_calls(
+      "100 execve(\"/opt/cu/computer-use-mcp\", [\"computer-use-mcp\"], 0x7ffd /* 9 vars */) = 0\n"
+      "101 execve(\"/usr/bin/xclock\", [\"xclock\"], 0x7ffe /* 9 vars */ <unfinished ...>\n"
+      "102 +++ exited with 0 +++\n"
+      "103 execve(\"/nonexistent/x\", [\"x\"], 0x7fff /* 9 vars */ <unfinished ...>\n"
+      "101 <... execve resumed>) = 0\n"
+      "103 <... execve resumed>) = -1 ENOENT (No such file or directory)\n"
+      "104 execveat(3, \"/usr/bin/y\", [\"y\"], 0x7, 0 <unfinished ...>\n"
+      "104 <... execveat resumed>) = 0\n");
+  REQUIRE(calls.size() == 4);
+  CHECK(calls[0].path == "/opt/cu/computer-use-mcp");
+  CHECK(calls[0].result == "0");
+  CHECK(calls[1].pid == "101");
+  CHECK(calls[1].path == "/usr/bin/xclock");
+  CHECK(calls[1].result == "0");
+  CHECK(calls[2].result.rfind("-1 ENOENT", 0) == 0);
+  CHECK(calls[3].path == "/usr/bin/y");
+  CHECK(calls[3].result == "0");
+}
 
 TEST_CASE("under strace a whole session execs only the server itself and the one application it launches") {
   xvfb x;

@@ -7,6 +7,7 @@
 // counts; an executable that ended without a summary (a crash, a timeout)
 // counts as one failure. Node's test runner prints "# pass N" / "# fail N";
 // so does tools/fuzz for the fuzz step (a crash, leak or timeout: # fail 1).
+// Plain TAP without those lines is counted by its ok / not ok lines.
 import { readFileSync } from 'node:fs';
 
 let passed = 0;
@@ -39,8 +40,16 @@ function countNode(label, path) {
   const text = readFileSync(path, 'utf8');
   const p = text.match(/^# pass (\d+)$/m);
   const f = text.match(/^# fail (\d+)$/m);
-  const np = p ? Number(p[1]) : 0;
-  const nf = f ? Number(f[1]) : 1;  // No summary at all: the run itself broke.
+  let np = p ? Number(p[1]) : 0;
+  let nf = f ? Number(f[1]) : 1;  // No summary at all: the run itself broke.
+  if (!p && !f) {
+    // Plain TAP (tests/package, .ci/smoke-run): count the result lines, and
+    // a plan that promised more than came is one more failure.
+    const plan = text.match(/^1\.\.(\d+)$/m);
+    np = (text.match(/^ok \d+/gm) ?? []).length;
+    nf = (text.match(/^not ok \d+/gm) ?? []).length;
+    if (!plan || np + nf < Number(plan[1])) nf += 1;
+  }
   console.log(`${label}: ${np} passed, ${nf} failed`);
   passed += np;
   failed += nf;

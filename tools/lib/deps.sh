@@ -66,7 +66,10 @@ cu_build() {
   if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" "$@" >&2
   elif [ $# -gt 0 ]; then
-    meson configure "$dir" "$@" >/dev/null
+    # A directory set up by an older meson_options.txt (an option whose type
+    # has changed) takes the options only through a reconfigure.
+    meson configure "$dir" "$@" >/dev/null 2>&1 ||
+      meson setup --reconfigure "$dir" "$@" >&2
   fi
   ninja -C "$dir" >&2
 }
