@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 
 #include "config.h"
 #include "input/guard.h"
@@ -54,6 +55,16 @@ int main(int argc, char** argv) {
     fprintf(stderr, "computer-use-mcp: unknown argument \"%s\"\n", argv[i]);
     usage(stderr);
     return 2;
+  }
+
+  // Started in a terminal by mistake: say what this is, in one line, and
+  // carry on (a person may type requests).
+  if (isatty(STDIN_FILENO)) {
+    fputs("computer-use-mcp: this is an MCP server for a host to spawn, speaking JSON-RPC "
+          "on stdin/stdout; to try it by hand, pipe requests in: printf '%s\\n' "
+          "'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+          "{\"protocolVersion\":\"2025-06-18\"}}' | computer-use-mcp (see --help)\n",
+          stderr);
   }
 
   cu::config cfg = cu::config_from_env();

@@ -62,13 +62,6 @@ tool_result finish(const frame& f, size2 out_size, bool save, const std::string&
   return r;
 }
 
-rect intersect(const rect& a, const rect& b) {
-  int x0 = std::max(a.x, b.x), y0 = std::max(a.y, b.y);
-  int x1 = std::min(a.x + a.w, b.x + b.w), y1 = std::min(a.y + a.h, b.y + b.h);
-  if (x1 <= x0 || y1 <= y0) return rect{};
-  return rect{x0, y0, x1 - x0, y1 - y0};
-}
-
 }  // namespace
 
 tool_result run_capture(grabber& g, const capture_job& job, const std::string& save_dir,

@@ -1,5 +1,6 @@
 #include "capture/geometry.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -20,6 +21,13 @@ size2 model_resolution_for(size2 device) {
     }
   }
   return best;
+}
+
+rect intersect(const rect& a, const rect& b) {
+  int x0 = std::max(a.x, b.x), y0 = std::max(a.y, b.y);
+  int x1 = std::min(a.x + a.w, b.x + b.w), y1 = std::min(a.y + a.h, b.y + b.h);
+  if (x1 <= x0 || y1 <= y0) return rect{};
+  return rect{x0, y0, x1 - x0, y1 - y0};
 }
 
 coord_session make_session(rect device) {

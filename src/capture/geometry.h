@@ -50,6 +50,9 @@ struct coord_session {
 // ratio wins. Otherwise the device size itself (no scaling).
 size2 model_resolution_for(size2 device);
 
+// The overlap of two rectangles; empty (all zero) when they do not meet.
+rect intersect(const rect& a, const rect& b);
+
 // The session a capture of this device area establishes.
 coord_session make_session(rect device);
 

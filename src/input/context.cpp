@@ -179,6 +179,15 @@ result<point> input_context::pointer() {
   return *pointer_snapshot_;
 }
 
+result<rect> input_context::screen_rect() {
+  auto c = connection();
+  if (!c) return c.take_error();
+  reply_ptr<xcb_get_geometry_reply_t> g(
+      xcb_get_geometry_reply(*c, xcb_get_geometry(*c, root_), nullptr));
+  if (!g) return lost_display(display_);
+  return rect{0, 0, g->width, g->height};
+}
+
 status input_context::move_to(point p) {
   pointer_snapshot_.reset();
   auto c = connection();

@@ -80,6 +80,8 @@ class input_context {
   // except a query that directly follows another query: a burst of
   // cursor_position calls costs one round trip.
   result<point> pointer();
+  // The root window's size now (a round trip: RandR may have resized it).
+  result<rect> screen_rect();
   void forget_pointer() { pointer_snapshot_.reset(); }
   status move_to(point p);
   status button(uint8_t button, bool down);

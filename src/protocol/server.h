@@ -102,6 +102,7 @@ class server {
     bool is_wait = false;            // The timer is a wait's (ends early at EOF).
     std::optional<tool_result> waiting;  // What the wait answers when its timer fires.
     std::chrono::steady_clock::time_point started;
+    std::string tool;  // A tools/call's tool name (at most 64 bytes), for the debug log.
     std::unique_ptr<batch_run> batch;
     std::shared_ptr<rpc_group> group;
   };
@@ -129,6 +130,7 @@ class server {
   void on_request(std::string_view id_json, std::string_view method, params_t params);
   void on_notification(std::string_view method, params_t params);
   void call_tool(std::string_view id_json, params_t params);
+  void log_call_end(const inflight& f, std::string_view line) const;
   void on_completions(std::vector<completion>& batch);
   // The desktop thread's news of the screen: a lost server or a root size.
   void on_screen_report(const screen_report& r);

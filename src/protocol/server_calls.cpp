@@ -169,6 +169,7 @@ void server::call_tool(std::string_view id_json, params_t params) {
   log(log_level::debug, "tools/call %.*s (id %.*s)", int(std::min<size_t>(name.size(), 64)),
       name.data(), int(std::min<size_t>(id_json.size(), 64)), id_json.data());
   uint64_t seq = accept(id_json, std::move(token));
+  inflight_.at(seq).tool = std::string(name.substr(0, 64));
   object args = empty_args_;
   element a;
   if (params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
@@ -221,6 +222,7 @@ void server::complete(uint64_t seq, std::string line) {
   stop_timer(f.progress);
   stop_timer(f.timer);
   bool write = !f.cancelled && !line.empty();
+  if (!f.tool.empty()) log_call_end(f, line);
   std::shared_ptr<rpc_group> group = std::move(f.group);
   inflight_.erase(it);
   if (group) {
@@ -231,6 +233,24 @@ void server::complete(uint64_t seq, std::string line) {
   }
   relieve_pressure();
   maybe_finish_stop();
+}
+
+// At debug, every tool call's end: how long it took, how it ended and how
+// big its answer was. A rendered answer ends with its isError member.
+void server::log_call_end(const inflight& f, std::string_view line) const {
+  using namespace std::chrono;
+  const double ms = duration<double, std::milli>(steady_clock::now() - f.started).count();
+  std::string_view outcome = "ok";
+  if (f.cancelled) {
+    outcome = "cancelled, not answered";
+  } else if (line.empty()) {
+    outcome = "not answered";
+  } else if (line.size() >= 17 && line.substr(line.size() - 17) == "\"isError\":true}}\n") {
+    outcome = "isError";
+  }
+  log(log_level::debug, "tools/call %s (id %.*s): %.*s in %.1f ms, %zu bytes", f.tool.c_str(),
+      int(std::min<size_t>(f.id_json.size(), 64)), f.id_json.data(), int(outcome.size()),
+      outcome.data(), ms, line.size());
 }
 
 void server::deliver(uint64_t seq, std::optional<tool_result> r) {
@@ -490,6 +510,7 @@ std::optional<tool_result> server::start_step(uint64_t seq) {
     // stdin is closed (or the server is stopping): start nothing new.
     return tool_result::failure("not started: stdin closed, the server is stopping");
   }
+  if (step.refusal) return tool_result::failure(*step.refusal);
   const tool_def* def = find_tool(step.name);
   if (def == nullptr) return tool_result::failure(unknown_tool(step.name));
   element args;

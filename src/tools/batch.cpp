@@ -42,16 +42,19 @@ result<batch_plan> parse_batch(object args) {
     if (o.at_key("name").get(name) != simdjson::SUCCESS) {
       return bad_action(i, "needs a string \"name\"");
     }
-    if (name == "computer_batch") {
-      return bad_action(i, "is a computer_batch; batches cannot be nested");
-    }
+    batch_step step{std::string(name), "{}", {}};
     element arguments;
-    std::string arguments_json = "{}";
     if (o.at_key("arguments").get(arguments) == simdjson::SUCCESS && !arguments.is_null()) {
-      if (!arguments.is_object()) return bad_action(i, "has \"arguments\" that is not an object");
-      arguments_json = simdjson::minify(arguments);
+      if (arguments.is_object()) {
+        step.arguments_json = simdjson::minify(arguments);
+      } else {
+        step.refusal = "Invalid argument \"arguments\": expected an object of the tool's arguments";
+      }
     }
-    plan.steps.push_back(batch_step{std::string(name), std::move(arguments_json)});
+    if (name == "computer_batch") {
+      step.refusal = "computer_batch cannot run inside a computer_batch; list its actions in this batch";
+    }
+    plan.steps.push_back(std::move(step));
     ++i;
   }
   auto delay = arg_integer(args, "delay_ms", 0, 10000, 0);

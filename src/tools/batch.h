@@ -25,6 +25,10 @@ inline constexpr size_t kMaxBatchSteps = 100;
 struct batch_step {
   std::string name;
   std::string arguments_json;  // A JSON object; "{}" when none was given.
+  // Set when the step cannot run (a nested computer_batch, arguments that
+  // are not an object): the step fails with this message when its turn
+  // comes, like an unknown tool name, and the batch stops there.
+  std::optional<std::string> refusal;
 };
 
 struct batch_plan {
@@ -34,9 +38,11 @@ struct batch_plan {
 };
 
 // Reads and checks computer_batch's arguments: 1 to kMaxBatchSteps actions,
-// each an object with a string name (not computer_batch) and an optional
-// object of arguments; delay_ms 0..10000; screenshot none|final|each. An
-// unknown tool name is not an error here: its step fails when it runs.
+// each an object with a string name and optional arguments; delay_ms
+// 0..10000; screenshot none|final|each. Only a malformed list is an error
+// here. What concerns one step (an unknown tool name, a nested
+// computer_batch, arguments that are not an object or are wrong for the
+// tool) fails that step when it runs, as the reference server does.
 result<batch_plan> parse_batch(simdjson::dom::object args);
 
 // What one executed step gave.

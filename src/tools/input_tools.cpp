@@ -228,7 +228,7 @@ void handle_left_mouse_down(tool_call& call) {
   call.input([p = *p](input_context& ctx, job_control&) {
     if (ctx.button_is_down(1)) {
       return tool_result::failure(
-          "the left button is already down (from left_mouse_down); call left_mouse_up first");
+          "the left button is already held (from left_mouse_down); call left_mouse_up first");
     }
     if (p) {
       if (auto s = ctx.move_to(*p); !s) return failed(s.err());
@@ -344,10 +344,23 @@ void handle_hold_key(tool_call& call) {
   });
 }
 
+// Before any screenshot, the answer is in the image space a screenshot of
+// the screen (or the switch_display area) would have now, as the reference
+// server answers; no capture is made and no session is established.
 void handle_cursor_position(tool_call& call) {
-  auto s = call.session();
-  if (!s) return call.fail(no_session().message);
-  call.input([s = *s](input_context& ctx, job_control&) {
+  std::optional<coord_session> session = call.session();
+  std::optional<rect> area = call.display_area();
+  call.input([session, area](input_context& ctx, job_control&) {
+    coord_session s;
+    if (session) {
+      s = *session;
+    } else {
+      auto screen = ctx.screen_rect();
+      if (!screen) return failed(screen.err());
+      rect device = area ? intersect(*area, *screen) : *screen;
+      if (device.w == 0) device = *screen;
+      s = make_session(device);
+    }
     auto p = ctx.pointer();
     if (!p) return failed(p.err());
     point img = device_to_image(s, *p);

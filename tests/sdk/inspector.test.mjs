@@ -160,8 +160,10 @@ describe('computer-use-mcp with the MCP Inspector CLI', { timeout: 60000, skip: 
   });
 
   test('a tool error exits non-zero with the result on stdout', async () => {
-    // A fresh server has no screenshot session, so cursor_position fails.
-    const { code, stdout } = await inspector(['--method', 'tools/call', '--tool-name', 'cursor_position']);
+    // A fresh server has no screenshot session, so a click fails.
+    const { code, stdout } = await inspector([
+      '--method', 'tools/call', '--tool-name', 'left_click', '--tool-args-json', '{"coordinate":[10,10]}',
+    ]);
     assert.notEqual(code, 0, `exit status; stdout: ${stdout.slice(0, 500)}`);
     assert.match(stdout, /"isError": true/, 'the result is printed');
     assert.match(stdout, /take a screenshot first/, 'the server\'s explanation is printed');

@@ -7,6 +7,7 @@
 
 #include "tests/support/contract.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <string_view>
@@ -141,5 +142,44 @@ TEST_CASE("tools/list lists the same tools with their schemas and annotations") 
     CHECK(destructive == t.annotations.destructive);
     CHECK(idempotent == t.annotations.idempotent);
     CHECK(open_world == t.annotations.open_world);
+  }
+}
+
+TEST_CASE("a computer_batch step's name is an enum of every other tool, in tools/list order") {
+  simdjson::dom::parser parser;
+  const cu::tool_def* batch = cu::find_tool("computer_batch");
+  REQUIRE(batch != nullptr);
+  const std::string schema(batch->input_schema);
+  simdjson::dom::array names;
+  REQUIRE(parser.parse(schema)["properties"]["actions"]["items"]["properties"]["name"]["enum"].get(
+              names) == simdjson::SUCCESS);
+  std::vector<std::string_view> listed;
+  for (simdjson::dom::element n : names) listed.push_back(n.get_string().value());
+  std::vector<std::string_view> expected = registry_names();
+  expected.erase(std::find(expected.begin(), expected.end(), "computer_batch"));
+  CHECK(listed == expected);
+}
+
+TEST_CASE("descriptions tell the model what a tool does and returns, not how the server is built") {
+  // Words about the implementation mean nothing to the model reading them.
+  const std::vector<std::string_view> internals = {
+      "dispatch", "meanwhile", "actor", "thread", "XTest", "xcb", "worker", "queue", "loop"};
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name, t.description);
+    for (std::string_view word : internals) {
+      CAPTURE(word);
+      CHECK(t.description.find(word) == std::string_view::npos);
+    }
+    const bool says_what_comes_back = t.description.find("Return") != std::string_view::npos ||
+                                      t.description.find("answer") != std::string_view::npos;
+    CHECK(says_what_comes_back);
+  }
+  // The calls that can outlast a client's request timeout say so.
+  for (std::string_view name : {"wait", "hold_key"}) {
+    CAPTURE(name);
+    const cu::tool_def* t = cu::find_tool(name);
+    REQUIRE(t != nullptr);
+    CHECK(t->description.find("request timeout") != std::string_view::npos);
+    CHECK(t->description.find("progress") != std::string_view::npos);
   }
 }

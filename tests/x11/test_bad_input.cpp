@@ -18,8 +18,8 @@ namespace {
 
 struct bad_case {
   int line = 0;
-  std::string expect;  // rpc, tool, none, ok or do.
-  std::string detail;  // The code and text of rpc, the text of tool.
+  std::string expect;  // rpc, tool, step, none, ok or do.
+  std::string detail;  // The code and text of rpc, the text of tool, the index and text of step.
   std::string request;
 };
 
@@ -62,8 +62,8 @@ std::vector<bad_case> load_table() {
     c.expect = head.substr(0, space);
     if (space != std::string::npos) c.detail = head.substr(space + 1);
     c.request = expand(text.substr(bar + 3));
-    REQUIRE((c.expect == "rpc" || c.expect == "tool" || c.expect == "none" || c.expect == "ok" ||
-             c.expect == "do"));
+    REQUIRE((c.expect == "rpc" || c.expect == "tool" || c.expect == "step" || c.expect == "none" ||
+             c.expect == "ok" || c.expect == "do"));
     cases.push_back(std::move(c));
   }
   return cases;
@@ -131,6 +131,25 @@ TEST_CASE("every malformed input in the bad-input table gets its answer and chan
         std::string text = text_of(*r);
         CHECK_THAT(text, Catch::Contains(c.detail));
         CHECK(text.find('\n') == std::string::npos);  // One line, as the contract says.
+      } else if (c.expect == "step") {
+        // A batch that ran and stopped at the step: isError, the summary
+        // first, and that step's own text saying why.
+        REQUIRE(r->root["result"].is_object());
+        CHECK(is_error(*r));
+        const size_t space = c.detail.find(' ');
+        const std::string index = c.detail.substr(0, space);
+        json_ptr summary = parse_json(text_of(*r));
+        int64_t stopped_at = -1;
+        CHECK(summary->root["batch"]["stopped_at"].get(stopped_at) == simdjson::SUCCESS);
+        CHECK(std::to_string(stopped_at) == index);
+        std::string tag = "[step ";
+        tag.append(index).append(" \u00b7 ");
+        std::string step_text;
+        for (size_t i = 1; step_text.empty() && !text_of(*r, i).empty(); ++i) {
+          if (text_of(*r, i).rfind(tag, 0) == 0) step_text = text_of(*r, i);
+        }
+        CHECK_THAT(step_text, Catch::Contains(c.detail.substr(space + 1)));
+        CHECK(step_text.find('\n') == std::string::npos);
       } else if (c.expect == "ok") {
         REQUIRE(r->root["result"].is_object());
         CHECK_FALSE(is_error(*r));

@@ -158,6 +158,35 @@ TEST_CASE("a click's modifiers are down for every press and released after the l
   }
 }
 
+TEST_CASE("cursor_position before any screenshot answers in the image space a screenshot would have") {
+  // As the reference server does: [x, y] at once, with no capture and no
+  // session made (a click still needs a screenshot first).
+  struct screen_case {
+    int width, height, device_x, device_y;
+    std::vector<int64_t> image;
+  };
+  for (const screen_case& c : {screen_case{1920, 1080, 960, 540, {683, 384}},
+                               screen_case{2560, 1600, 2000, 1000, {1000, 500}},
+                               screen_case{1000, 700, 999, 0, {999, 0}}}) {
+    INFO(c.width << "x" << c.height);
+    xvfb x(c.width, c.height);
+    input_probe probe(x.display());
+    x_client warp(x.display());
+    xcb_warp_pointer(warp.connection(), XCB_NONE, warp.screen()->root, 0, 0, 0, 0,
+                     int16_t(c.device_x), int16_t(c.device_y));
+    warp.sync();
+    server_process s(x.display());
+    auto pos = s.call_tool("cursor_position");
+    CHECK_FALSE(is_error(*pos));
+    CHECK(int_array(text_of(*pos)) == c.image);
+    CHECK(probe.pointer() == std::pair{c.device_x, c.device_y});
+    auto click = s.call_tool("left_click", R"({"coordinate":[10,10]})");
+    CHECK(is_error(*click));
+    CHECK_THAT(text_of(*click), Catch::Contains("no screenshot session yet"));
+    CHECK(buttons(probe.take()).empty());
+  }
+}
+
 TEST_CASE("mouse_move puts the pointer on the device pixel and cursor_position maps it back") {
   session t;
   for (auto [x, y] : kPoints) {
@@ -303,6 +332,7 @@ TEST_CASE("left_mouse_down holds button 1 until left_mouse_up, and refuses a sec
 
   auto again = t.s.call_tool("left_mouse_down", R"({"coordinate":[250,300]})");
   CHECK(is_error(*again));
+  CHECK_THAT(text_of(*again), Catch::Contains("already held"));
   CHECK(buttons(t.probe.take()).empty());
   CHECK(t.probe.buttons_mask() == kButton1Mask);
 

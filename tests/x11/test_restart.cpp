@@ -29,13 +29,14 @@ std::vector<std::pair<int, int>> presses(input_probe& probe) {
   return out;
 }
 
-// Polls cursor_position (a coordinate tool that sends no input) until the
-// server answers that it has no session: the desktop thread's news of the
-// screen reaches the loop asynchronously.
+// Polls mouse_move to a point outside any image (so that it never moves
+// anything: with a session it is out of range) until the server answers
+// that it has no session: the desktop thread's news of the screen reaches
+// the loop asynchronously.
 bool session_voided(server_process& s, int timeout_ms = 10000) {
   int64_t deadline = now_ms() + timeout_ms;
   while (now_ms() < deadline) {
-    auto r = s.call_tool("cursor_position");
+    auto r = s.call_tool("mouse_move", R"({"coordinate":[99999,99999]})");
     if (is_error(*r) && text_of(*r).find("no screenshot session yet") != std::string::npos) {
       return true;
     }
