@@ -286,6 +286,67 @@ TEST_CASE("requests typed on a terminal are answered") {
   // A terminal has no end of file of its own: stop the server with SIGTERM.
   s.signal(SIGTERM);
   CHECK(s.wait_exit() == 0);
+  // Whoever started it in a terminal is told, in one line, what it is.
+  const std::string err = s.stderr_text();
+  INFO(err);
+  const size_t at = err.find("computer-use-mcp: this is an MCP server for a host to spawn");
+  REQUIRE(at != std::string::npos);
+  const std::string line = err.substr(at, err.find('\n', at) - at);
+  CHECK_THAT(line, Catch::Contains("to try it by hand, pipe requests in"));
+  CHECK_THAT(line, Catch::Contains("\"method\":\"initialize\""));
+}
+
+TEST_CASE("a server whose stdin is a pipe says nothing about terminals") {
+  xvfb x;
+  server_process s(x.display());
+  CHECK(s.request("ping")->root["result"].is_object());
+  s.close_stdin();
+  CHECK(s.wait_exit() == 0);
+  CHECK(s.stderr_text().find("for a host to spawn") == std::string::npos);
+}
+
+TEST_CASE("at debug every tool call's end is logged with its duration, outcome and answer size") {
+  xvfb x;
+  server_process s(x.display(), {{"CU_LOG_LEVEL", "debug"}});
+  // Each answer's size on the wire: its line and the newline.
+  auto wire_size = [](const json_ptr& r) { return std::to_string(r->text.size() + 1); };
+  auto pos = s.call_tool("cursor_position");
+  auto shot = s.call_tool("screenshot");
+  auto click = s.call_tool("left_click", R"({"coordinate":[99999,0]})");
+  auto unknown = s.call_tool("no_such_tool");
+  REQUIRE_FALSE(is_error(*pos));
+  REQUIRE_FALSE(is_error(*shot));
+  REQUIRE(is_error(*click));
+  REQUIRE(is_error(*unknown));
+  s.close_stdin();
+  REQUIRE(s.wait_exit() == 0);
+  const std::string err = s.stderr_text();
+  INFO(err);
+  // The ids are the harness's, in order: one per call above.
+  struct expected_line {
+    std::string tool, outcome, bytes;
+  };
+  const std::vector<expected_line> expected = {{"cursor_position", "ok", wire_size(pos)},
+                                               {"screenshot", "ok", wire_size(shot)},
+                                               {"left_click", "isError", wire_size(click)},
+                                               {"no_such_tool", "isError", wire_size(unknown)}};
+  for (const expected_line& e : expected) {
+    CAPTURE(e.tool);
+    std::string head = "tools/call ";
+    head.append(e.tool).append(" (id ");
+    size_t at = err.find(head);
+    // The call's first line is its start; the end line says how it went.
+    size_t end_line = std::string::npos;
+    for (; at != std::string::npos; at = err.find(head, at + 1)) {
+      const std::string line = err.substr(at, err.find('\n', at) - at);
+      if (line.find("): ") != std::string::npos) {
+        end_line = at;
+        CHECK_THAT(line, Catch::Contains("): " + e.outcome + " in "));
+        CHECK_THAT(line, Catch::Contains(" ms, " + e.bytes + " bytes"));
+      }
+    }
+    CHECK(end_line != std::string::npos);
+  }
 }
 
 TEST_CASE("a storm of malformed lines gets one error each and never stops the server") {
