@@ -22,6 +22,12 @@ CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xse
 # sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
 # pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.
 CU_PKGS_FUZZ="clang libclang-rt-14-dev llvm"
+# The Debian package (debian/, tests/package/test-deb), on top of
+# CU_PKGS_BUILD: debhelper's meson support and dpkg-buildpackage (dpkg-dev);
+# build-essential, which dpkg-checkbuilddeps requires; man-db to render the
+# man page with warnings. No fakeroot: debian/control says
+# Rules-Requires-Root: no.
+CU_PKGS_PACKAGE="debhelper dpkg-dev build-essential man-db"
 
 cu_missing_packages() {
   local p missing=()
