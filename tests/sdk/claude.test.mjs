@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { BINARY, REPO, checkBinary, startXvfb, stopXvfb } from './harness.mjs';
+import { BINARY, REPO, checkBinary, startXvfb, stopXvfb, trackFailures } from './harness.mjs';
+import { codeBlocks } from './markdown.mjs';
 
 const CLAUDE = fileURLToPath(new URL('./node_modules/.bin/claude', import.meta.url));
 const CLAUDE_PACKAGE = new URL('./node_modules/@anthropic-ai/claude-code/package.json', import.meta.url);
@@ -42,28 +43,6 @@ function listStatus(output, name) {
   return line.slice(line.lastIndexOf(' - ') + 3).trim();
 }
 
-/** The fenced code blocks of a Markdown text, each with the `## ` section it is in. */
-function codeBlocks(markdown) {
-  const blocks = [];
-  let section = '';
-  let open = null;
-  for (const line of markdown.split('\n')) {
-    if (open) {
-      if (line.startsWith('```')) {
-        blocks.push(open);
-        open = null;
-      } else {
-        open.text += `${line}\n`;
-      }
-    } else if (line.startsWith('## ')) {
-      section = line.slice(3).trim();
-    } else if (line.startsWith('```')) {
-      open = { lang: line.slice(3).trim(), section, text: '' };
-    }
-  }
-  return blocks;
-}
-
 describe('computer-use-mcp in Claude Code (claude mcp)', { timeout: 300000 }, () => {
   let xvfb;
   let tmp;
@@ -72,17 +51,9 @@ describe('computer-use-mcp in Claude Code (claude mcp)', { timeout: 300000 }, ()
   let env;
   const live = new Set(); // claude processes still running
   const transcript = []; // every claude run, printed if a test fails (or with CU_SDK_SHOW_STDERR=1)
-  let failed = false;
 
-  const noteFailure = (fn) => async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  };
-  const test = (name, fn) => it(name, noteFailure(fn));
+  // Logs are printed at the end only if a test or hook failed.
+  const { noteFailure, test, failed } = trackFailures();
 
   /** Runs the pinned claude; resolves with { code, signal, stdout, stderr }. */
   function claude(args, { cwd = project } = {}) {
@@ -169,7 +140,7 @@ describe('computer-use-mcp in Claude Code (claude mcp)', { timeout: 300000 }, ()
     for (const proc of live) proc.kill('SIGKILL');
     await stopXvfb(xvfb?.proc);
     if (tmp) await rm(tmp, { recursive: true, force: true });
-    if (transcript.length && (failed || process.env.CU_SDK_SHOW_STDERR)) {
+    if (transcript.length && (failed() || process.env.CU_SDK_SHOW_STDERR)) {
       process.stderr.write(`--- claude runs ---\n${transcript.join('\n\n')}\n`);
     }
   });

@@ -3,6 +3,7 @@
 // JSON-RPC traffic.
 
 import assert from 'node:assert/strict';
+import { it } from 'node:test';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, access, constants } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -305,4 +306,22 @@ export async function withSession(fn, opts) {
       process.stderr.write(`--- server stderr ---\n${s}\n`);
     }
   }
+}
+
+/**
+ * Test and hook wrappers that remember whether anything failed, so that an
+ * after() hook can print the logs only then: `noteFailure(fn)` wraps a hook
+ * body, `test(name, fn)` is it() with the same wrapping, `failed()` tells.
+ */
+export function trackFailures() {
+  let failed = false;
+  const noteFailure = (fn) => async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  };
+  return { noteFailure, test: (name, fn) => it(name, noteFailure(fn)), failed: () => failed };
 }

@@ -13,30 +13,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
+import { codeBlocks } from './markdown.mjs';
 
-/** The fenced code blocks of a Markdown text, each with the `## ` section it is in. */
-function codeBlocks(markdown) {
-  const blocks = [];
-  let section = '';
-  let open = null;
-  markdown.split('\n').forEach((line, i) => {
-    if (open) {
-      if (line.startsWith('```')) {
-        blocks.push(open);
-        open = null;
-      } else {
-        open.text += `${line}\n`;
-      }
-    } else if (line.startsWith('## ')) {
-      section = line.slice(3).trim();
-    } else if (line.startsWith('```')) {
-      open = { lang: line.slice(3).trim(), section, line: i + 1, text: '' };
-    }
-  });
-  assert.equal(open, null, 'every code block is closed');
-  return blocks;
-}
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Splits a shell command line into words (plain words and "double-quoted" ones). */
 function shellWords(line) {

@@ -22,6 +22,7 @@ import {
   startXvfb,
   stopProcess,
   stopXvfb,
+  trackFailures,
 } from './harness.mjs';
 
 describe('computer-use-mcp with the MCP TypeScript SDK client', { timeout: 120000 }, () => {
@@ -32,18 +33,9 @@ describe('computer-use-mcp with the MCP TypeScript SDK client', { timeout: 12000
   let serverProc;
   let serverExit; // Promise<{ code, signal }>
   let serverStderr = '';
-  let failed = false; // server stderr is printed at the end if a test failed
 
-  // Wraps a test or hook body so that after() knows whether to show stderr.
-  const noteFailure = (fn) => async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  };
-  const test = (name, fn) => it(name, noteFailure(fn));
+  // Logs are printed at the end only if a test or hook failed.
+  const { noteFailure, test, failed } = trackFailures();
 
   before(noteFailure(async () => {
     await checkBinary();
@@ -86,7 +78,7 @@ describe('computer-use-mcp with the MCP TypeScript SDK client', { timeout: 12000
     if (serverProc) await stopProcess(serverProc);
     await stopXvfb(xvfb?.proc);
     if (tmp) await rm(tmp, { recursive: true, force: true });
-    if (serverStderr.trim() && (failed || process.env.CU_SDK_SHOW_STDERR)) {
+    if (serverStderr.trim() && (failed() || process.env.CU_SDK_SHOW_STDERR)) {
       process.stderr.write(`--- server stderr ---\n${serverStderr}\n`);
     }
   });
