@@ -5,7 +5,7 @@
 //
 // Meson runs Catch2 executables: each one's summary line gives its test-case
 // counts; an executable that ended without a summary (a crash, a timeout)
-// counts as one failure. Node's test runner prints "# pass N" / "# fail N";
+// counts as one failure; any other test (a script) counts as one. Node's test runner prints "# pass N" / "# fail N";
 // so does tools/fuzz for the fuzz step (a crash, leak or timeout: # fail 1).
 // Plain TAP without those lines is counted by its ok / not ok lines.
 import { readFileSync } from 'node:fs';
@@ -27,6 +27,11 @@ function countMeson(label, path) {
     } else if (mixed) {
       p = Number(mixed[2]);
       f = Math.max(1, Number(mixed[3]));
+    } else if (!/Catch v\d/.test(out) && !/test cases?:/.test(out)) {
+      // Not a Catch2 executable (a script such as tests/package/check-man):
+      // one test, passed when meson says so.
+      if (t.result === 'OK') p = 1;
+      else f = 1;
     } else {
       f = 1;
     }
