@@ -102,7 +102,9 @@ class server {
     bool is_wait = false;            // The timer is a wait's (ends early at EOF).
     std::optional<tool_result> waiting;  // What the wait answers when its timer fires.
     std::chrono::steady_clock::time_point started;
-    std::string tool;  // A tools/call's tool name (at most 64 bytes), for the debug log.
+    // A tools/call's tool name (at most 64 bytes) when debug lines are wanted
+    // as it starts; its end is logged when set.
+    std::string tool;
     std::unique_ptr<batch_run> batch;
     std::shared_ptr<rpc_group> group;
   };

@@ -169,7 +169,8 @@ void server::call_tool(std::string_view id_json, params_t params) {
   log(log_level::debug, "tools/call %.*s (id %.*s)", int(std::min<size_t>(name.size(), 64)),
       name.data(), int(std::min<size_t>(id_json.size(), 64)), id_json.data());
   uint64_t seq = accept(id_json, std::move(token));
-  inflight_.at(seq).tool = std::string(name.substr(0, 64));
+  // Kept only when its end will be logged: no copy per call otherwise.
+  if (log_wanted(log_level::debug)) inflight_.at(seq).tool = std::string(name.substr(0, 64));
   object args = empty_args_;
   element a;
   if (params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {

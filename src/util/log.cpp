@@ -32,6 +32,11 @@ void set_log_sink(log_sink sink, log_level min_level) {
   g_sink = std::move(sink);
 }
 
+bool log_wanted(log_level level) {
+  return level >= g_level.load(std::memory_order_relaxed) ||
+         static_cast<int>(level) >= g_sink_level.load(std::memory_order_relaxed);
+}
+
 void log(log_level level, const char* fmt, ...) {
   bool to_stderr = level >= g_level.load(std::memory_order_relaxed);
   bool to_sink = static_cast<int>(level) >= g_sink_level.load(std::memory_order_relaxed);

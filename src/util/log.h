@@ -15,6 +15,9 @@ void set_log_level(log_level level);
 log_level parse_log_level(const char* text, log_level fallback);
 
 void log(log_level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Whether a line at this level would go anywhere (stderr or the sink): for
+// callers that would otherwise gather what to log on every request.
+bool log_wanted(log_level level);
 
 // A second destination for log lines (MCP notifications/message): called,
 // from the logging thread, for every line at or above min_level, whatever
