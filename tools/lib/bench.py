@@ -1,0 +1,440 @@
+"""What tools/bench-capture, tools/bench-input and tools/bench-protocol share.
+
+The benchmarks import this module from their own tools/lib folder.  It owns:
+
+  * the run's frame: BenchError (a failure reported as a message, not a
+    traceback), Children (the long-running children, stopped on exit), log
+    (progress on stderr, prefixed with PROGRAM, which each script sets),
+    main (signals, the exit status), require_binary and write_json (the
+    --json file);
+  * the machine: ensure_packages (apt-get install of missing commands as
+    root), start_xvfb and x_env (the private 1920x1080x24 Xvfb), and
+    machine_info with its parts cpu_model, xvfb_version and xdotool_version;
+  * the server: INITIALIZE_PARAMS, SCREENSHOT_PARAMS, StdioClient (one
+    request at a time over the server's pipes, as the capture and input
+    benchmarks time it; bench-protocol has a client of its own for pipelined
+    runs), start_server, initialize, close_server, screenshot_image and
+    png_size;
+  * the measurements: vm_hwm_kib (a live process's peak RSS), spawn_and_wait
+    and peak_rss_kib (one short-lived process, timed or under GNU time),
+    percentile and summarize (the latency figures of a result record).
+
+Standard library only.
+"""
+
+import base64
+import json
+import os
+import select
+import shlex
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+# The name log puts before each line; each script sets its own.
+PROGRAM = "bench"
+SCREEN_WIDTH, SCREEN_HEIGHT = 1920, 1080
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+INITIALIZE_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "bench", "version": "1"},
+}
+SCREENSHOT_PARAMS = {"name": "screenshot", "arguments": {}}
+
+
+class BenchError(Exception):
+    """A failure that ends the benchmark with a message instead of a traceback."""
+
+
+class Children:
+    """Long-running children (Xvfb, X clients, the server, echo processes), stopped on exit."""
+
+    def __init__(self):
+        self.procs = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop_all()
+
+    def start(self, argv, **kwargs):
+        """Start argv in its own session and remember it for stop_all."""
+        proc = subprocess.Popen(argv, start_new_session=True, **kwargs)
+        self.procs.append(proc)
+        return proc
+
+    def stop_all(self):
+        """Terminate every child still running, newest first; kill stragglers."""
+        for proc in reversed(self.procs):
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.procs.clear()
+
+
+def log(message):
+    """Progress goes to stderr so stdout holds only the report."""
+    print(f"{PROGRAM}: {message}", file=sys.stderr, flush=True)
+
+
+def main(parse_args, run, argv):
+    """Entry point: turn SIGTERM/SIGHUP into a clean exit so children are stopped.
+
+    Returns the exit status: 1 when run raised a BenchError, 130 on ^C.
+    """
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, lambda num, _frame: sys.exit(128 + num))
+    args = parse_args(argv)
+    try:
+        run(args)
+    except BenchError as exc:
+        log(f"error: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
+    return 0
+
+
+def write_json(path, data):
+    """Write the raw numbers of a run (--json) as indented JSON."""
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(data, out, indent=2)
+        out.write("\n")
+
+
+def require_binary(path, skip_option=False):
+    """Fail early, before any set-up, when the server binary is not there.
+
+    skip_option: the script has --skip-server, which the message then suggests.
+    """
+    if not os.access(path, os.X_OK):
+        hint = "build it, pass --binary, or use --skip-server" if skip_option else \
+            "build it or pass --binary"
+        raise BenchError(f"server binary not found: {path} ({hint})")
+
+
+def ensure_packages(required, optional=None, also=(), quiet_stderr=False):
+    """Install missing commands with apt-get as root, else explain and exit.
+
+    required and optional map a command to the Debian package that provides
+    it; also lists packages wanted whatever commands there are (the caller
+    checked their files).  Optional packages are installed as root too, but
+    their absence is not an error.  quiet_stderr discards apt-get's stderr
+    as well as its stdout.
+    """
+    missing = sorted({pkg for cmd, pkg in required.items() if not shutil.which(cmd)})
+    missing += also
+    optional = sorted({pkg for cmd, pkg in (optional or {}).items() if not shutil.which(cmd)})
+    can_install = os.geteuid() == 0 and shutil.which("apt-get")
+    if missing and not can_install:
+        install = ["apt-get", "install", "-y", "--no-install-recommends", *missing]
+        raise BenchError(f"missing packages: {' '.join(missing)}; install them with: "
+                         f"sudo {shlex.join(install)}")
+    wanted = missing + (optional if can_install else [])
+    if not wanted:
+        return
+    install = ["apt-get", "install", "-y", "--no-install-recommends", *wanted]
+    log(f"installing {' '.join(wanted)}")
+    quiet = {"stdout": subprocess.DEVNULL,
+             "env": dict(os.environ, DEBIAN_FRONTEND="noninteractive")}
+    if quiet_stderr:
+        quiet["stderr"] = subprocess.DEVNULL
+    if subprocess.run(install, check=False, **quiet).returncode != 0:
+        subprocess.run(["apt-get", "update"], check=False, **quiet)
+        result = subprocess.run(install, check=False, **quiet)
+        if result.returncode != 0 and missing:
+            raise BenchError(f"could not install {' '.join(wanted)}")
+
+
+def start_xvfb(children, noreset=False):
+    """Start Xvfb on a display number it picks itself; return the DISPLAY string.
+
+    noreset: pass -noreset, for a screen where no window stays open; without
+    it Xvfb would reset whenever its last client leaves (after the server,
+    and after every xdotool process), and an X client connecting during a
+    reset fails with "Can't open display".
+    """
+    read_fd, write_fd = os.pipe()
+    try:
+        children.start(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
+                        f"{SCREEN_WIDTH}x{SCREEN_HEIGHT}x24", "-nolisten", "tcp",
+                        *(["-noreset"] if noreset else [])],
+                       pass_fds=(write_fd,), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        os.close(write_fd)
+        write_fd = None
+        number = b""
+        deadline = time.monotonic() + 15
+        while not number.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([read_fd], [], [], remaining)[0]:
+                raise BenchError("Xvfb did not report a display number within 15 s")
+            chunk = os.read(read_fd, 16)
+            if not chunk:
+                raise BenchError("Xvfb exited before reporting a display number")
+            number += chunk
+        return f":{int(number)}"
+    finally:
+        os.close(read_fd)
+        if write_fd is not None:
+            os.close(write_fd)
+
+
+def x_env(display):
+    """The environment for an X client of our Xvfb."""
+    return dict(os.environ, DISPLAY=display)
+
+
+def cpu_model():
+    """The CPU's model name from /proc/cpuinfo."""
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def xvfb_version(display):
+    """The X server's vendor and release, as xdpyinfo reports them: "Xvfb (...)"."""
+    fields = {}
+    result = subprocess.run(["xdpyinfo"], env=x_env(display), capture_output=True,
+                            text=True, check=False)
+    for line in result.stdout.splitlines():
+        key, _, value = line.partition(":")
+        fields[key.strip()] = value.strip()
+    xserver = fields.get("vendor string", "unknown X server")
+    release = fields.get("vendor release number", "")
+    if release.isdigit() and "X.Org" in xserver:
+        # X.Org packs 1.21.1.7 as 12101007.
+        number = int(release)
+        release = (f"{number // 10000000}.{number // 100000 % 100}."
+                   f"{number // 1000 % 100}.{number % 1000}")
+    return f"Xvfb ({xserver} {release})"
+
+
+def xdotool_version(display):
+    """What `xdotool version` prints, or why there is no such line."""
+    if not shutil.which("xdotool"):
+        return "xdotool not installed"
+    return subprocess.run(["xdotool", "version"], env=x_env(display), capture_output=True,
+                          text=True, check=False).stdout.strip() or "unknown xdotool"
+
+
+def machine_info(display, **extra):
+    """nproc, CPU model, kernel and X server version of this run, then extra."""
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu": cpu_model(),
+        "kernel": os.uname().release,
+        "xvfb": xvfb_version(display),
+        "screen": f"{SCREEN_WIDTH}x{SCREEN_HEIGHT}x24",
+        **extra,
+    }
+
+
+def png_size(b64_prefix):
+    """(width, height) from the IHDR of a base64-encoded PNG (first 32 characters suffice)."""
+    header = base64.b64decode(b64_prefix[:32])
+    if header[:8] != PNG_SIGNATURE or header[12:16] != b"IHDR":
+        raise BenchError(f"not a PNG: {b64_prefix[:32]!r}")
+    return struct.unpack(">II", header[16:24])
+
+
+def screenshot_image(reply):
+    """The base64 PNG data of a screenshot reply, after checking its shape."""
+    result = reply.get("result", {})
+    content = result.get("content") or [{}]
+    if result.get("isError") or content[0].get("type") != "image":
+        raise BenchError(f"screenshot did not return an image: {json.dumps(reply)[:300]}")
+    return content[0]["data"]
+
+
+def vm_hwm_kib(pid):
+    """Peak resident set size (VmHWM) of a live process, in KiB."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise BenchError(f"no VmHWM in /proc/{pid}/status")
+
+
+class StdioClient:
+    """Newline-delimited JSON-RPC over the server's stdin/stdout pipes."""
+
+    def __init__(self, proc, timeout):
+        self.proc = proc
+        self.timeout = timeout
+        self.in_fd = proc.stdin.fileno()
+        self.last_id = 0
+        self.timed_out = False
+
+    def kill_on_timeout(self):
+        """Watchdog action: the reply is overdue, so kill the server."""
+        self.timed_out = True
+        self.proc.kill()
+
+    def send(self, message):
+        """Write one message as a single line straight to the pipe (no Python buffering)."""
+        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        while data:
+            data = data[os.write(self.in_fd, data):]
+
+    def notify(self, method):
+        """Send a notification (no reply expected)."""
+        self.send({"jsonrpc": "2.0", "method": method})
+
+    def lost_reason(self, method):
+        """Why stdout closed before the reply to method came."""
+        if self.timed_out:
+            return f"no reply to {method} within {self.timeout:g} s; server killed"
+        try:
+            status = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return f"server closed stdout during {method} but kept running"
+        return f"server exited with status {status} during {method} (its stderr is above)"
+
+    def call(self, method, params):
+        """Send a request; return (nanoseconds until the reply line arrived, line bytes, reply).
+
+        The clock stops as soon as the line is read; JSON parsing comes after.
+        Lines that are not the reply (notifications) are skipped.  A watchdog
+        kills the server if the reply takes longer than the timeout.
+        """
+        self.last_id += 1
+        request = {"jsonrpc": "2.0", "id": self.last_id, "method": method, "params": params}
+        watchdog = threading.Timer(self.timeout, self.kill_on_timeout)
+        watchdog.start()
+        try:
+            start = time.perf_counter_ns()
+            self.send(request)
+            while True:
+                line = self.proc.stdout.readline()
+                end = time.perf_counter_ns()
+                if not line:
+                    raise BenchError(self.lost_reason(method))
+                try:
+                    reply = json.loads(line)
+                except ValueError as exc:
+                    raise BenchError(f"server wrote a line that is not JSON: {line[:200]!r}") \
+                        from exc
+                if reply.get("id") == self.last_id:
+                    break
+        finally:
+            watchdog.cancel()
+        if "error" in reply:
+            raise BenchError(f"{method} failed: {json.dumps(reply['error'])}")
+        return end - start, len(line), reply
+
+
+def server_env(display, tmp, save_dir=None):
+    """The server's environment: our Xvfb, a lock and saves in tmp, no screenshot delay."""
+    return dict(x_env(display), CU_LOCK_PATH=os.path.join(tmp, "lock"),
+                CU_SAVE_DIR=save_dir or tmp, CU_SCREENSHOT_DELAY="0")
+
+
+def initialize(client):
+    """The MCP handshake: initialize, then notifications/initialized; return serverInfo."""
+    _, _, init = client.call("initialize", INITIALIZE_PARAMS)
+    server_info = init.get("result", {}).get("serverInfo", {})
+    client.notify("notifications/initialized")
+    return server_info
+
+
+def start_server(children, binary, env, timeout):
+    """Start the server on pipes and initialize it; return (proc, StdioClient, serverInfo)."""
+    proc = children.start([binary], env=env, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, bufsize=1 << 20)
+    client = StdioClient(proc, timeout)
+    return proc, client, initialize(client)
+
+
+def close_server(proc):
+    """Close the server's stdin and wait for it to exit; return its exit status."""
+    proc.stdin.close()
+    try:
+        return proc.wait(timeout=10)
+    except subprocess.TimeoutExpired as exc:
+        raise BenchError("server did not exit within 10 s of stdin closing") from exc
+
+
+def spawn_and_wait(argv, env, timeout):
+    """Run argv once with stdout discarded; return its wall time in ns.
+
+    The process is spawned straight from here, as a Python server's
+    subprocess call would; a pidfd bounds the wait without racing the reap.
+    stderr goes to a temporary file, quoted in the error should argv fail.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    errors = tempfile.TemporaryFile()
+    try:
+        start = time.perf_counter_ns()
+        pid = os.posix_spawnp(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, devnull, 1),
+            (os.POSIX_SPAWN_DUP2, errors.fileno(), 2),
+        ])
+    finally:
+        os.close(devnull)
+    with errors:
+        pidfd = os.pidfd_open(pid)
+        try:
+            if not select.select([pidfd], [], [], timeout)[0]:
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise BenchError(f"`{shlex.join(argv)}` took longer than {timeout:g} s; killed")
+            _, status = os.waitpid(pid, 0)
+            end = time.perf_counter_ns()
+        finally:
+            os.close(pidfd)
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            message = errors.read(500).decode(errors="replace").strip()
+            raise BenchError(f"`{shlex.join(argv)}` failed with status "
+                             f"{os.waitstatus_to_exitcode(status)}: {message or 'no message'}")
+    return end - start
+
+
+def peak_rss_kib(argv, env, rss_file, timeout):
+    """Run argv once under GNU time; return its ru_maxrss in KiB.
+
+    os.wait4 from here would not do: a child spawned straight from this
+    Python process keeps Python's own high-water mark in ru_maxrss.  GNU
+    time is small enough that its child's figure is the child's own.
+    """
+    spawn_and_wait([shutil.which("time"), "-f", "%M", "-o", rss_file, *argv], env, timeout)
+    with open(rss_file, encoding="ascii") as rss:
+        return int(rss.read().split()[-1])
+
+
+def percentile(values, fraction):
+    """Linear-interpolated percentile (fraction in [0, 1]) of a non-empty list."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * fraction
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def summarize(record):
+    """Add p50/p90/mean ms, mean reply bytes (if recorded) and peak RSS MiB to a record."""
+    times_ms = [t / 1e6 for t in record["times_ns"]]
+    record["p50_ms"] = percentile(times_ms, 0.5)
+    record["p90_ms"] = percentile(times_ms, 0.9)
+    record["mean_ms"] = statistics.fmean(times_ms)
+    if "reply_bytes" in record:
+        record["mean_reply_bytes"] = statistics.fmean(record["reply_bytes"])
+    record["peak_rss_mib"] = record["peak_rss_kib"] / 1024
+    return record
