@@ -1,28 +1,28 @@
-// The JSON-RPC and MCP surface of the real binary: handshake, listing,
-// error answers, and many requests on one pipe.
+// The JSON-RPC and MCP surface of the real binary: handshake and protocol
+// versions, listing (titles, annotations, output schemas), error answers,
+// many requests on one pipe, JSON-RPC batch arrays, logging/setLevel and
+// notifications/message, and structuredContent.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
 #include <csignal>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "support/contract.h"
 #include "support/harness.h"
+#include "support/jsonrpc.h"
 
 using namespace cu::test;
+using simdjson::dom::element;
 
 namespace {
-
-
-int64_t error_code(const json_line& r) {
-  int64_t code = 0;
-  REQUIRE(r.root["error"]["code"].get(code) == simdjson::SUCCESS);
-  return code;
-}
 
 // The next line the server writes, parsed.
 json_ptr next_json(server_process& s) {
@@ -410,4 +410,360 @@ TEST_CASE("a storm of malformed lines gets one error each and never stops the se
   CHECK(errors == expected_errors);
   CHECK(answered == ping_ids);
   CHECK(s.request("ping")->root["result"].is_object());
+}
+
+TEST_CASE("initialize echoes each supported version, answers 2025-11-25 otherwise, and declares logging") {
+  xvfb x;
+  server_process s(x.display());
+  for (const char* v : {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "1999-01-01"}) {
+    INFO(v);
+    auto init = s.request("initialize", std::string(R"({"protocolVersion":")") + v +
+                                            R"(","capabilities":{},"clientInfo":{"name":"t","version":"1"}})");
+    std::string_view version;
+    REQUIRE(init->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
+    CHECK(version == (std::string(v) == "1999-01-01" ? "2025-11-25" : v));
+    CHECK(init->root["result"]["capabilities"]["tools"].is_object());
+    bool list_changed = true;
+    CHECK(init->root["result"]["capabilities"]["tools"]["listChanged"].get(list_changed) ==
+          simdjson::SUCCESS);
+    CHECK_FALSE(list_changed);
+    CHECK(init->root["result"]["capabilities"]["logging"].is_object());
+  }
+}
+
+TEST_CASE("under 2025-03-26 a JSON-RPC batch array gets one array answer") {
+  xvfb x;
+  server_process s(x.display());
+  auto init = s.request("initialize", R"({"protocolVersion":"2025-03-26"})");
+  std::string_view version;
+  REQUIRE(init->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
+  REQUIRE(version == "2025-03-26");
+  s.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+
+  SECTION("requests and a notification: one answer with the three responses") {
+    s.send(json_array({rpc("1", "ping"), rpc("2", "tools/list"),
+                       R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+                       tool_call("3", "wait", R"({"duration":0.1})")}));
+    auto line = s.read_line(10000);
+    REQUIRE(line);
+    auto answer = parse_json(*line);
+    simdjson::dom::array a;
+    REQUIRE(answer->root.get(a) == simdjson::SUCCESS);
+    REQUIRE(a.size() == 3);
+    std::vector<int64_t> ids;
+    for (element e : a) {
+      int64_t id = 0;
+      REQUIRE(e["id"].get(id) == simdjson::SUCCESS);
+      ids.push_back(id);
+      CHECK(e["result"].is_object());
+    }
+    // In the order they completed: the wait last.
+    CHECK(ids.back() == 3);
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == std::vector<int64_t>{1, 2, 3});
+    element last;
+    REQUIRE(a.at(2).get(last) == simdjson::SUCCESS);
+    CHECK(text_of(*parse_json(std::string(simdjson::minify(last)))) == "waited 0.1s");
+    // Nothing else was written for them.
+    s.send(rpc("\"next\"", "ping"));
+    line = s.read_line(5000);
+    REQUIRE(line);
+    CHECK(id_of(*parse_json(*line)) == "\"next\"");
+  }
+  SECTION("an empty array gets a single -32600") {
+    s.send("[]");
+    auto line = s.read_line(5000);
+    REQUIRE(line);
+    auto err = parse_json(*line);
+    REQUIRE(err->root.is_object());
+    CHECK(error_code(*err) == -32600);
+  }
+  SECTION("an array of notifications gets no answer") {
+    s.send(R"([{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","method":"x/y"}])");
+    s.send(rpc("\"next\"", "ping"));
+    auto line = s.read_line(5000);
+    REQUIRE(line);
+    CHECK(id_of(*parse_json(*line)) == "\"next\"");
+  }
+  SECTION("initialize inside an array gets a -32600 error object in the answer") {
+    s.send(json_array({rpc("5", "initialize", R"({"protocolVersion":"2025-03-26"})"),
+                       rpc("6", "ping")}));
+    auto line = s.read_line(5000);
+    REQUIRE(line);
+    auto answer = parse_json(*line);
+    simdjson::dom::array a;
+    REQUIRE(answer->root.get(a) == simdjson::SUCCESS);
+    REQUIRE(a.size() == 2);
+    bool saw_init = false, saw_ping = false;
+    for (element e : a) {
+      int64_t id = 0, code = 0;
+      REQUIRE(e["id"].get(id) == simdjson::SUCCESS);
+      if (id == 5) {
+        saw_init = true;
+        CHECK(e["error"]["code"].get(code) == simdjson::SUCCESS);
+        CHECK(code == -32600);
+      } else {
+        saw_ping = id == 6;
+        CHECK(e["result"].is_object());
+      }
+    }
+    CHECK(saw_init);
+    CHECK(saw_ping);
+  }
+  SECTION("a cancelled request in an array contributes nothing") {
+    s.send(json_array({tool_call("\"long\"", "wait", R"({"duration":30})"),
+                       rpc("\"short\"", "ping")}));
+    s.send(cancel_note("\"long\""));
+    auto line = s.read_line(5000);
+    REQUIRE(line);
+    auto answer = parse_json(*line);
+    simdjson::dom::array a;
+    REQUIRE(answer->root.get(a) == simdjson::SUCCESS);
+    REQUIRE(a.size() == 1);
+    std::string_view id;
+    REQUIRE(a.at(0)["id"].get(id) == simdjson::SUCCESS);
+    CHECK(id == "short");
+  }
+}
+
+TEST_CASE("under 2025-06-18 an array gets a single -32600") {
+  xvfb x;
+  server_process s(x.display());
+  auto init = s.request("initialize", R"({"protocolVersion":"2025-06-18"})");
+  std::string_view version;
+  REQUIRE(init->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
+  REQUIRE(version == "2025-06-18");
+  s.send(json_array({rpc("1", "ping"), rpc("2", "ping")}));
+  auto line = s.read_line(5000);
+  REQUIRE(line);
+  auto err = parse_json(*line);
+  REQUIRE(err->root.is_object());
+  CHECK(error_code(*err) == -32600);
+  s.send(rpc("\"next\"", "ping"));
+  line = s.read_line(5000);
+  REQUIRE(line);
+  CHECK(id_of(*parse_json(*line)) == "\"next\"");
+}
+
+TEST_CASE("unknown methods with an id get -32601") {
+  xvfb x;
+  server_process s(x.display());
+  for (const char* m : {"server/discover", "resources/list", "prompts/list"}) {
+    INFO(m);
+    auto r = s.request(m);
+    CHECK(error_code(*r) == -32601);
+  }
+}
+
+TEST_CASE("logging/setLevel turns log lines into notifications/message") {
+  xvfb x;
+  server_process s(x.display());
+  // Before any setLevel nothing is sent.
+  s.send(tool_call("\"before\"", "wait", R"({"duration":0.05})"));
+  std::vector<json_ptr> others;
+  REQUIRE(read_until(s, "\"before\"", others, 5000));
+  CHECK(with_method(others, "notifications/message").empty());
+
+  auto set = s.request("logging/setLevel", R"({"level":"debug"})");
+  simdjson::dom::object result;
+  REQUIRE(set->root["result"].get(result) == simdjson::SUCCESS);
+  CHECK(result.size() == 0);
+
+  s.send(tool_call("\"logged\"", "cursor_position", "{}"));
+  others.clear();
+  REQUIRE(read_until(s, "\"logged\"", others, 5000));
+  // The message goes through the server's completion queue while the
+  // response is written at once, so it may come after it (and after a later
+  // request's answer): read on until it arrives.
+  auto is_the_message = [](const json_line& m) {
+    std::string_view level, data;
+    return method_of(m) == "notifications/message" &&
+           m.root["params"]["level"].get(level) == simdjson::SUCCESS && level == "debug" &&
+           m.root["params"]["data"].get(data) == simdjson::SUCCESS &&
+           data.find("tools/call cursor_position (id ") != std::string_view::npos &&
+           data.find("logged") != std::string_view::npos;
+  };
+  const int64_t deadline = now_ms() + 5000;
+  while (std::none_of(others.begin(), others.end(), [&](const json_ptr& j) { return is_the_message(*j); })) {
+    auto line = s.read_line(int(std::max<int64_t>(0, deadline - now_ms())));
+    if (!line) break;
+    others.push_back(parse_json(*line));
+  }
+  auto messages = with_method(others, "notifications/message");
+  std::string seen;
+  for (const json_ptr& j : others) seen += j->text.substr(0, 300) + "\n";
+  INFO("other lines read:\n" << seen);
+  REQUIRE_FALSE(messages.empty());
+  bool found = false;
+  for (const json_line* m : messages) {
+    INFO(m->text);
+    std::string_view level, logger, data;
+    CHECK(m->root["params"]["level"].get(level) == simdjson::SUCCESS);
+    CHECK(m->root["params"]["logger"].get(logger) == simdjson::SUCCESS);
+    CHECK(logger == "computer-use");
+    CHECK(m->root["params"]["data"].get(data) == simdjson::SUCCESS);
+    if (level == "debug" && data.find("tools/call cursor_position (id ") != std::string_view::npos &&
+        data.find("logged") != std::string_view::npos) {
+      found = true;
+    }
+  }
+  CHECK(found);
+
+  SECTION("an unknown level gets -32602") {
+    for (const char* params : {R"({"level":"loud"})", R"({"level":5})", R"({})"}) {
+      INFO(params);
+      CHECK(error_code(*s.request("logging/setLevel", params)) == -32602);
+    }
+  }
+  SECTION("at emergency a tools/call logs nothing") {
+    CHECK(s.request("logging/setLevel", R"({"level":"emergency"})")->root["result"].is_object());
+    others.clear();
+    s.send(tool_call("\"quiet\"", "cursor_position", "{}"));
+    REQUIRE(read_until(s, "\"quiet\"", others, 5000));
+    s.send(rpc("\"sync2\"", "ping"));
+    REQUIRE(read_until(s, "\"sync2\"", others, 5000));
+    // A message would come through the completion queue: give it time.
+    while (auto line = s.read_line(500)) others.push_back(parse_json(*line));
+    // Lines logged while the level was still debug may arrive late: only
+    // this call's own line counts.
+    std::string seen;
+    size_t about_quiet = 0;
+    for (const json_ptr& j : others) {
+      seen += j->text.substr(0, 300) + "\n";
+      if (method_of(*j) == "notifications/message" &&
+          j->text.find("quiet") != std::string::npos) {
+        ++about_quiet;
+      }
+    }
+    INFO("lines read:\n" << seen);
+    CHECK(about_quiet == 0);
+  }
+}
+
+TEST_CASE("tools/list gives titles, annotations and the documented output schemas") {
+  xvfb x;
+  server_process s(x.display());
+  const std::set<std::string> read_only = {"screenshot", "zoom", "cursor_position", "read_clipboard",
+                                           "list_granted_applications", "wait"};
+  const std::set<std::string> with_output = {"screenshot", "zoom", "cursor_position",
+                                             "request_access", "list_granted_applications",
+                                             "open_application", "switch_display",
+                                             "computer_batch"};
+  auto list = s.request("tools/list");
+  simdjson::dom::array tools;
+  REQUIRE(list->root["result"]["tools"].get(tools) == simdjson::SUCCESS);
+  REQUIRE(tools.size() == 24);
+  size_t i = 0;
+  for (element t : tools) {
+    std::string_view name;
+    REQUIRE(t["name"].get(name) == simdjson::SUCCESS);
+    INFO(name);
+    CHECK(name == kContractTools[i++]);
+    std::string_view title;
+    CHECK(t["title"].get(title) == simdjson::SUCCESS);
+    CHECK_FALSE(title.empty());
+    simdjson::dom::object ann;
+    REQUIRE(t["annotations"].get(ann) == simdjson::SUCCESS);
+    bool ro = false, destructive = false, idempotent = false, open_world = false;
+    CHECK(ann["readOnlyHint"].get(ro) == simdjson::SUCCESS);
+    CHECK(ann["destructiveHint"].get(destructive) == simdjson::SUCCESS);
+    CHECK(ann["idempotentHint"].get(idempotent) == simdjson::SUCCESS);
+    CHECK(ann["openWorldHint"].get(open_world) == simdjson::SUCCESS);
+    CHECK(ro == (read_only.count(std::string(name)) == 1));
+    if (ro) CHECK_FALSE(destructive);
+    element schema;
+    const bool has_output = t["outputSchema"].get(schema) == simdjson::SUCCESS;
+    CHECK(has_output == (with_output.count(std::string(name)) == 1));
+    if (has_output) {
+      std::string_view type;
+      CHECK(schema["type"].get(type) == simdjson::SUCCESS);
+      CHECK(type == "object");
+    }
+  }
+}
+
+TEST_CASE("structuredContent of screenshot, zoom and cursor_position matches what they return") {
+  xvfb x;
+  server_process s(x.display());
+  SECTION("screenshot: image, device and scale") {
+    auto shot = s.call_tool("screenshot");
+    rgb_image img = image_of(*shot);
+    element sc;
+    REQUIRE(shot->root["result"]["structuredContent"].get(sc) == simdjson::SUCCESS);
+    INFO(simdjson::minify(sc));
+    int64_t w = 0, h = 0, dx = -1, dy = -1, dw = 0, dh = 0;
+    double scale = 0;
+    CHECK(sc["image"]["width"].get(w) == simdjson::SUCCESS);
+    CHECK(sc["image"]["height"].get(h) == simdjson::SUCCESS);
+    CHECK(w == img.width);
+    CHECK(h == img.height);
+    CHECK(sc["device"]["x"].get(dx) == simdjson::SUCCESS);
+    CHECK(sc["device"]["y"].get(dy) == simdjson::SUCCESS);
+    CHECK(sc["device"]["width"].get(dw) == simdjson::SUCCESS);
+    CHECK(sc["device"]["height"].get(dh) == simdjson::SUCCESS);
+    CHECK(dx == 0);
+    CHECK(dy == 0);
+    CHECK(dw == 1920);
+    CHECK(dh == 1080);
+    CHECK(sc["scale"].get_double().get(scale) == simdjson::SUCCESS);
+    CHECK(scale == Approx(1920.0 / 1366.0).epsilon(1e-9));
+    element saved;
+    CHECK(sc["saved_to"].get(saved) != simdjson::SUCCESS);
+  }
+  SECTION("screenshot with save_to_disk: saved_to is the path of the text block") {
+    auto shot = s.call_tool("screenshot", R"({"save_to_disk":true})");
+    std::string_view saved;
+    REQUIRE(shot->root["result"]["structuredContent"]["saved_to"].get(saved) == simdjson::SUCCESS);
+    CHECK(text_of(*shot, 1) == "Saved to disk: " + std::string(saved));
+    CHECK(access(std::string(saved).c_str(), R_OK) == 0);
+  }
+  SECTION("zoom: region, scale 1 and the image size") {
+    REQUIRE_FALSE(is_error(*s.call_tool("screenshot")));
+    auto z = s.call_tool("zoom", R"({"region":[100,50,400,250]})");
+    REQUIRE_FALSE(is_error(*z));
+    rgb_image img = image_of(*z);
+    element sc;
+    REQUIRE(z->root["result"]["structuredContent"].get(sc) == simdjson::SUCCESS);
+    INFO(simdjson::minify(sc));
+    int64_t w = 0, h = 0, dw = 0, dh = 0;
+    double scale = 0;
+    CHECK(sc["image"]["width"].get(w) == simdjson::SUCCESS);
+    CHECK(sc["image"]["height"].get(h) == simdjson::SUCCESS);
+    CHECK(w == img.width);
+    CHECK(h == img.height);
+    CHECK(sc["device"]["width"].get(dw) == simdjson::SUCCESS);
+    CHECK(sc["device"]["height"].get(dh) == simdjson::SUCCESS);
+    CHECK(dw == img.width);
+    CHECK(dh == img.height);
+    CHECK(sc["scale"].get_double().get(scale) == simdjson::SUCCESS);
+    CHECK(scale == 1.0);
+    CHECK(int_array(std::string(simdjson::minify(sc["region"]))) ==
+          std::vector<int64_t>{100, 50, 400, 250});
+  }
+  SECTION("cursor_position: {x, y} equals the text") {
+    REQUIRE_FALSE(is_error(*s.call_tool("screenshot")));
+    REQUIRE_FALSE(is_error(*s.call_tool("mouse_move", R"({"coordinate":[321,123]})")));
+    auto pos = s.call_tool("cursor_position");
+    REQUIRE_FALSE(is_error(*pos));
+    auto xy = int_array(text_of(*pos));
+    REQUIRE(xy.size() == 2);
+    CHECK(xy == std::vector<int64_t>{321, 123});
+    auto want = parse_json(R"({"x":)" + std::to_string(xy[0]) + R"(,"y":)" + std::to_string(xy[1]) + "}");
+    element sc;
+    REQUIRE(pos->root["result"]["structuredContent"].get(sc) == simdjson::SUCCESS);
+    INFO(simdjson::minify(sc));
+    CHECK(json_equal(sc, want->root));
+  }
+  SECTION("request_access and list_granted_applications: the JSON text itself") {
+    for (auto [tool, args] : {std::pair{"request_access", R"({"apps":["xterm"],"reason":"test"})"},
+                              std::pair{"list_granted_applications", "{}"}}) {
+      INFO(tool);
+      auto r = s.call_tool(tool, args);
+      REQUIRE_FALSE(is_error(*r));
+      auto text = parse_json(text_of(*r));
+      element sc;
+      REQUIRE(r->root["result"]["structuredContent"].get(sc) == simdjson::SUCCESS);
+      CHECK(json_equal(sc, text->root));
+    }
+  }
 }
