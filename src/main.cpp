@@ -9,7 +9,7 @@
 #include <cstring>
 #include <unistd.h>
 
-#include "config.h"
+#include "build_config.h"
 #include "input/guard.h"
 #include "protocol/server.h"
 #include "util/config.h"

@@ -4,7 +4,7 @@
 
 #include "capture/png.h"
 #include "capture/scale.h"
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 #include "util/save_file.h"
 
 namespace cu {

@@ -8,7 +8,7 @@
 #include "capture/grabber.h"
 #include "capture/pool.h"
 #include "capture/task_runner.h"
-#include "protocol/tool_result.h"
+#include "core/tool_result.h"
 
 namespace cu {
 

@@ -9,6 +9,47 @@
 #include "util/log.h"
 
 namespace cu {
+namespace {
+
+// Where red, green and blue sit in a 4-byte pixel of the root window's
+// visual; an error when the root is not a byte-aligned 32-bit format.
+result<pixel_layout> root_layout(xcb_connection_t* c, xcb_screen_t* screen) {
+  const xcb_setup_t* setup = xcb_get_setup(c);
+  int bpp = 0;
+  for (auto f = xcb_setup_pixmap_formats_iterator(setup); f.rem; xcb_format_next(&f)) {
+    if (f.data->depth == screen->root_depth) bpp = f.data->bits_per_pixel;
+  }
+  const xcb_visualtype_t* visual = nullptr;
+  for (auto d = xcb_screen_allowed_depths_iterator(screen); d.rem && !visual;
+       xcb_depth_next(&d)) {
+    for (auto v = xcb_depth_visuals_iterator(d.data); v.rem; xcb_visualtype_next(&v)) {
+      if (v.data->visual_id == screen->root_visual) {
+        visual = v.data;
+        break;
+      }
+    }
+  }
+  if (bpp != 32 || visual == nullptr) {
+    return make_error(errc::x_failed, "unsupported root pixel format (depth " +
+                                          std::to_string(screen->root_depth) + ", " +
+                                          std::to_string(bpp) + " bits per pixel)");
+  }
+  auto byte_of = [&](uint32_t mask) -> int {
+    int shift = __builtin_ctz(mask);
+    if ((mask >> shift) != 0xff || shift % 8 != 0) return -1;
+    int b = shift / 8;
+    return setup->image_byte_order == XCB_IMAGE_ORDER_LSB_FIRST ? b : 3 - b;
+  };
+  pixel_layout layout{byte_of(visual->red_mask), byte_of(visual->green_mask),
+                      byte_of(visual->blue_mask)};
+  if (visual->red_mask == 0 || visual->green_mask == 0 || visual->blue_mask == 0 ||
+      layout.r < 0 || layout.g < 0 || layout.b < 0) {
+    return make_error(errc::x_failed, "unsupported root visual (channels not whole bytes)");
+  }
+  return layout;
+}
+
+}  // namespace
 
 grabber::grabber(std::string display, server_generation& generation)
     : display_(std::move(display)), generations_(generation) {}
@@ -33,7 +74,7 @@ result<bool> grabber::ensure_connected() {
   if (!c) return c.take_error();
   xcb_screen_t* screen = x11_screen(c->get(), screen_number);
   if (screen == nullptr) return make_error(errc::x_unavailable, "display has no such screen");
-  auto layout = x11_root_layout(c->get(), screen);
+  auto layout = root_layout(c->get(), screen);
   if (!layout) return layout.take_error();
   conn_ = std::move(*c);
   screen_ = screen;

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <string>
 
-#include "capture/geometry.h"
+#include "core/geometry.h"
 #include "capture/scale.h"
 #include "util/result.h"
 #include "x11/connection.h"
-#include "x11/generation.h"
+#include "core/generation.h"
 
 namespace cu {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "capture/task_runner.h"
-#include "config.h"
+#include "build_config.h"
 
 #if CU_HAVE_ISAL
 #include <isa-l/crc.h>

@@ -14,19 +14,10 @@
 #include <functional>
 #include <memory>
 
+#include "core/byte_buffer.h"
 #include "util/result.h"
 
 namespace cu {
-
-// Bytes allocated with malloc, freed with free (libspng hands us such a
-// buffer, and the ISA-L path grows its own with realloc).
-struct byte_buffer {
-  struct free_deleter {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  std::unique_ptr<uint8_t, free_deleter> data;
-  size_t size = 0;
-};
 
 class task_runner;
 

@@ -17,12 +17,23 @@ capture_pool::capture_pool(capture_config config, completion_queue& done)
 
 capture_pool::~capture_pool() { stop(); }
 
-void capture_pool::submit(capture_job job) {
+void capture_pool::post(capture_job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
   }
   cv_.notify_one();
+}
+
+void capture_pool::cancel(uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find_if(queue_.begin(), queue_.end(),
+                         [&](const capture_job& j) { return j.seq == seq; });
+  if (it == queue_.end()) return;
+  completion c = job_done(*it, std::nullopt);
+  c.was_capture = true;
+  queue_.erase(it);
+  done_.push(std::move(c));
 }
 
 void capture_pool::stop() {
@@ -58,11 +69,11 @@ void capture_pool::worker_main(int index) {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    completion c;
-    c.seq = job.seq;
+    std::optional<coord_session> session;
+    tool_result r = run_capture(g, job, config_.save_dir, *this, &session);
+    completion c = job_done(job, std::move(r));
     c.was_capture = true;
-    tool_result r = run_capture(g, job, config_.save_dir, *this, &c.session);
-    set_outcome(c, job.id_json, std::move(r));
+    c.session = std::move(session);
     done_.push(std::move(c));
   }
 }

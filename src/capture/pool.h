@@ -4,7 +4,7 @@
 // also lend a hand with another worker's job: run_all queues the parts of one
 // encode, idle workers take them before new jobs, and the asking worker runs
 // whatever nobody has taken, so it never waits on a busy pool.
-// Thread affinity: submit() and stop() on the loop thread; jobs and run_all
+// Thread affinity: post(), cancel() and stop() on the loop thread; jobs and run_all
 // on workers.
 #pragma once
 
@@ -18,17 +18,16 @@
 #include <thread>
 #include <vector>
 
-#include "capture/geometry.h"
+#include "core/geometry.h"
 #include "capture/task_runner.h"
-#include "protocol/completion_queue.h"
-#include "x11/generation.h"
+#include "core/completion_queue.h"
+#include "core/job.h"
+#include "core/generation.h"
 
 namespace cu {
 
-struct capture_job {
+struct capture_job : job_header {
   enum class kind { screenshot, zoom };
-  uint64_t seq = 0;
-  std::string id_json;
   kind what = kind::screenshot;
   // The device area a screenshot shows; none means the whole root window.
   std::optional<rect> area;
@@ -53,7 +52,11 @@ class capture_pool final : public task_runner {
   capture_pool(const capture_pool&) = delete;
   capture_pool& operator=(const capture_pool&) = delete;
 
-  void submit(capture_job job);
+  void post(capture_job job);
+
+  // Drops request seq's job if no worker has taken it yet (its completion
+  // carries nothing); a capture under way finishes, and the loop drops it.
+  void cancel(uint64_t seq);
 
   // Finishes the queued jobs, then joins every worker. Idempotent.
   void stop();

@@ -1,4 +1,4 @@
-#include "protocol/completion_queue.h"
+#include "core/completion_queue.h"
 
 namespace cu {
 

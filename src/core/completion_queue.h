@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "capture/geometry.h"
-#include "protocol/tool_result.h"
+#include "core/geometry.h"
+#include "core/tool_result.h"
 
 namespace cu {
 

@@ -1,4 +1,4 @@
-#include "capture/geometry.h"
+#include "core/geometry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +6,16 @@
 #include <string>
 
 namespace cu {
+
+std::string point_text(point p) {
+  // Built by appending: GCC 12 warns falsely (-Wrestrict) on "(" + string.
+  std::string out = "(";
+  out += std::to_string(p.x);
+  out += ", ";
+  out += std::to_string(p.y);
+  out += ')';
+  return out;
+}
 
 size2 model_resolution_for(size2 device) {
   static constexpr size2 kTargets[] = {{1024, 768}, {1280, 800}, {1366, 768}};

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "util/result.h"
 
@@ -30,6 +31,9 @@ struct point {
   bool operator==(const point&) const = default;
 };
 
+// "(x, y)", as messages write a point.
+std::string point_text(point p);
+
 // What the last screenshot established: the device area it showed (origin
 // and size in root-window pixels) and the size of the image the model saw.
 // Every image<->device mapping goes through this one basis.
@@ -37,7 +41,7 @@ struct coord_session {
   rect device;
   size2 image;
   // Which screen the capture was of: the X server's generation (see
-  // x11/generation.h) and the root window's size then. A session is void
+  // core/generation.h) and the root window's size then. A session is void
   // once the server is another or the root was resized.
   uint64_t generation = 0;
   size2 root;

@@ -1,4 +1,4 @@
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 
 #include <charconv>
 #include <cmath>

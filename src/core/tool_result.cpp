@@ -1,6 +1,6 @@
-#include "protocol/tool_result.h"
+#include "core/tool_result.h"
 
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 #include "util/base64.h"
 
 namespace cu {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "capture/png.h"
+#include "core/byte_buffer.h"
 
 namespace cu {
 

@@ -1,15 +1,8 @@
-// Owns: starting an application by name for open_application when no window
-// matches: finding what to run (an executable on PATH, else a desktop entry
-// in the XDG application directories), turning a desktop entry's Exec value
-// into an argv, and starting that argv detached from the server (double fork,
-// its own session, stdio on /dev/null, nothing else inherited, no shell).
-// Thread affinity: any thread. find_launchable reads the file system and
-// parse_desktop_exec is pure; spawn_detached forks, blocks the calling thread
-// until the program has exec'd (or failed to), and is safe to call from a
-// multithreaded process because the children run only async-signal-safe code.
+// Owns: finding what open_application starts when no window matches: an
+// executable on PATH, else a usable desktop entry in the XDG application
+// directories (desktop_entry.h reads those; spawn.h starts the result).
+// Thread affinity: any thread; it only reads the file system.
 #pragma once
-
-#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -60,29 +53,5 @@ bool is_executable_file(const std::string& path);
 //     has no '/') to an executable, and, if it has TryExec, a TryExec that
 //     resolves the same way. Within a directory, files are tried in name order.
 std::optional<launch_spec> find_launchable(std::string_view app, const launch_env& env);
-
-// Turns a desktop entry's Exec value, exactly as it appears after "Exec=" in
-// the file, into an argv. The key's general string escapes (\s \n \t \r \\)
-// are undone first, then the command line is split: double quotes group an
-// argument and inside them \" \` \$ \\ stand for the character. Field codes
-// are dropped (%f %F %u %U %d %D %n %N %i %c %k %v %m; %i would be the icon,
-// which a launcher without a file to open does not pass), an argument that
-// held nothing but field codes disappears entirely, and %% is a literal %.
-// Beyond the spec, and like GLib and KDE, single quotes and a backslash
-// outside quotes are read the way a shell would, because real files use them.
-// Fails with invalid_argument and a one-line message for an unterminated
-// quote, an unknown or truncated field code, or no program left to run.
-result<std::vector<std::string>> parse_desktop_exec(std::string_view exec);
-
-// Starts argv (argv[0] an absolute path; no shell, no PATH search) so that it
-// is not our child: an intermediate child forks the program and exits at once,
-// and is reaped here, so the program is reparented to init (or a subreaper)
-// and nobody here has to wait for it. In the program: setsid(), stdin, stdout
-// and stderr on /dev/null, every other descriptor closed, every signal back to
-// its default disposition and an empty signal mask, then execv. Returns the
-// program's pid once it has exec'd. Fails with invalid_argument for an empty,
-// relative or NUL-containing argv, and with io, naming the program and the
-// errno text, when it could not be started.
-result<pid_t> spawn_detached(const std::vector<std::string>& argv);
 
 }  // namespace cu

@@ -1,4 +1,4 @@
-#include "x11/selection.h"
+#include "desktop/clipboard.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "x11/desktop_op.h"
+#include "desktop/desktop_op.h"
 
 namespace cu {
 

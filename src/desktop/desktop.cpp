@@ -1,4 +1,4 @@
-#include "x11/desktop.h"
+#include "desktop/desktop.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -38,10 +38,10 @@ void desktop::wake() {
   (void)n;  // A full counter still wakes the thread.
 }
 
-void desktop::post(uint64_t seq, std::string id_json, std::unique_ptr<desktop_op> op) {
+void desktop::post(desktop_job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    incoming_.push_back(running{seq, std::move(id_json), std::move(op)});
+    incoming_.push_back(running{std::move(job)});
   }
   wake();
 }
@@ -135,12 +135,9 @@ void desktop::drop_connection() {
 }
 
 void desktop::finish(running& r, std::optional<desktop_result> result) {
-  completion c;
-  c.seq = r.seq;
-  if (result) {
-    set_outcome(c, r.id_json, std::move(result->result));
-    c.display_area = std::move(result->display_area);
-  }
+  completion c = job_done(r, result ? std::optional<tool_result>(std::move(result->result))
+                                    : std::nullopt);
+  if (result) c.display_area = std::move(result->display_area);
   done_.push(std::move(c));
   r.op.reset();
 }

@@ -24,14 +24,19 @@
 #include <thread>
 #include <vector>
 
-#include "protocol/completion_queue.h"
+#include "core/completion_queue.h"
+#include "core/job.h"
 #include "x11/atoms.h"
 #include "x11/connection.h"
-#include "x11/desktop_op.h"
-#include "x11/generation.h"
-#include "x11/selection.h"
+#include "desktop/desktop_op.h"
+#include "core/generation.h"
+#include "desktop/clipboard.h"
 
 namespace cu {
+
+struct desktop_job : job_header {
+  std::unique_ptr<desktop_op> op;
+};
 
 class desktop {
  public:
@@ -40,8 +45,8 @@ class desktop {
   desktop(const desktop&) = delete;
   desktop& operator=(const desktop&) = delete;
 
-  // Runs op for request seq; its completion carries the response line.
-  void post(uint64_t seq, std::string id_json, std::unique_ptr<desktop_op> op);
+  // Runs the job's operation; its completion carries the result.
+  void post(desktop_job job);
 
   // Drops request seq's operation; its completion carries an empty line.
   void cancel(uint64_t seq);
@@ -50,10 +55,7 @@ class desktop {
   void stop();
 
  private:
-  struct running {
-    uint64_t seq;
-    std::string id_json;
-    std::unique_ptr<desktop_op> op;
+  struct running : desktop_job {
     bool started = false;
   };
 

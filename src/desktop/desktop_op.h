@@ -10,13 +10,13 @@
 #include <xcb/xcb.h>
 
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "capture/geometry.h"
-#include "protocol/tool_result.h"
+#include "core/geometry.h"
+#include "core/tool_result.h"
+#include "util/seconds_text.h"
 #include "x11/atoms.h"
 
 namespace cu {
@@ -26,14 +26,6 @@ using desktop_clock = std::chrono::steady_clock;
 
 // An event's type without the bit that marks events sent by clients.
 inline uint8_t event_type(const xcb_generic_event_t* ev) { return ev->response_type & 0x7f; }
-
-// "3" for three seconds, "0.5" for half of one: for messages that quote a
-// deadline, so they never drift from it.
-inline std::string seconds_text(desktop_clock::duration d) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%g", std::chrono::duration<double>(d).count());
-  return buf;
-}
 
 // What an operation ends with.
 struct desktop_result {
@@ -74,11 +66,11 @@ class desktop_op {
   desktop_clock::time_point wake_at = desktop_clock::time_point::max();
 };
 
-// selection.cpp
+// clipboard.cpp
 std::unique_ptr<desktop_op> make_clipboard_read();
 std::unique_ptr<desktop_op> make_clipboard_write(std::string text, size_t characters);
 
-// desktop_ops.cpp
+// open_application.cpp and switch_display.cpp
 std::unique_ptr<desktop_op> make_open_application(std::string app);
 // current_area: the area in use now (nothing: the whole screen).
 std::unique_ptr<desktop_op> make_switch_display(std::string requested,

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "util/log.h"
+#include "util/seconds_text.h"
 
 namespace cu {
 namespace {
@@ -20,12 +21,6 @@ constexpr auto kHoldCheck = std::chrono::milliseconds(250);
 
 // Why holds end early when the server stops.
 const std::string kStopping = "the server is stopping; the keys are released";
-
-std::string seconds_text(clock_type::duration d) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f", std::chrono::duration<double>(d).count());
-  return buf;
-}
 
 }  // namespace
 
@@ -45,7 +40,7 @@ input_actor::~input_actor() { stop(); }
 void input_actor::post(input_job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    mailbox_.push_back(std::move(job));
+    mailbox_.emplace_back(std::move(job));
   }
   cv_.notify_one();
 }
@@ -53,14 +48,14 @@ void input_actor::post(input_job job) {
 void input_actor::cancel(uint64_t seq) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = std::find_if(mailbox_.begin(), mailbox_.end(),
-                           [&](const input_job& j) { return j.seq == seq && j.run; });
+    auto it = std::find_if(mailbox_.begin(), mailbox_.end(), [&](const actor_message& m) {
+      auto* j = std::get_if<input_job>(&m);
+      return j != nullptr && j->seq == seq;
+    });
     if (it != mailbox_.end()) {
       // Never started: nothing to undo.
+      done_.push(job_done(std::get<input_job>(*it), std::nullopt));
       mailbox_.erase(it);
-      completion c;
-      c.seq = seq;
-      done_.push(std::move(c));
       return;
     }
     cancels_.push_back(seq);
@@ -68,9 +63,21 @@ void input_actor::cancel(uint64_t seq) {
   cv_.notify_one();
 }
 
-void input_actor::end_holds() { post(input_job{}); }
+void input_actor::end_holds() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    mailbox_.emplace_back(end_holds_message{});
+  }
+  cv_.notify_one();
+}
 
-void input_actor::release_lease(uint64_t lease) { post(input_job{0, {}, {}, lease}); }
+void input_actor::release_lease(uint64_t lease) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    mailbox_.emplace_back(release_lease_message{lease});
+  }
+  cv_.notify_one();
+}
 
 void input_actor::display_lost() {
   {
@@ -80,9 +87,10 @@ void input_actor::display_lost() {
   cv_.notify_one();
 }
 
-std::deque<input_job>::iterator input_actor::next_job() {
-  return std::find_if(mailbox_.begin(), mailbox_.end(), [&](const input_job& j) {
-    return !j.run || lease_ == 0 || j.lease == lease_;
+std::deque<actor_message>::iterator input_actor::next_message() {
+  return std::find_if(mailbox_.begin(), mailbox_.end(), [&](const actor_message& m) {
+    auto* j = std::get_if<input_job>(&m);
+    return j == nullptr || lease_ == 0 || j->lease == lease_;
   });
 }
 
@@ -98,9 +106,7 @@ void input_actor::stop() {
 }
 
 void input_actor::complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r) {
-  completion c;
-  c.seq = seq;
-  if (r) set_outcome(c, id_json, std::move(*r));
+  completion c = job_done(job_header{seq, std::string(id_json)}, std::move(r));
   c.was_input = true;
   done_.push(std::move(c));
 }
@@ -128,7 +134,7 @@ void input_actor::finish_hold(hold& h, std::optional<std::string> why) {
   }
   if (why) {
     h.result = tool_result::failure("hold_key ended early after " +
-                                    seconds_text(clock_type::now() - h.started) + "s: " + *why);
+                                    elapsed_text(clock_type::now() - h.started) + "s: " + *why);
   }
   complete(h.seq, h.id_json, std::move(h.result));
 }
@@ -187,9 +193,8 @@ bool input_actor::serve_once(std::unique_lock<std::mutex>& lock) {
           std::chrono::nanoseconds(last_activity_ns_.load(std::memory_order_relaxed)));
       if (now - last >= std::chrono::duration<double>(cfg_.idle_release_secs)) {
         log(log_level::info, "no request for %gs: releasing held input", cfg_.idle_release_secs);
-        char secs[32];
-        snprintf(secs, sizeof secs, "%g", cfg_.idle_release_secs);
-        end_holds_early(std::string("no request for ") + secs +
+        end_holds_early("no request for " +
+                        seconds_text(std::chrono::duration<double>(cfg_.idle_release_secs)) +
                         "s, so the idle release (CU_IDLE_RELEASE_SECS) let go of everything "
                         "held");
         ctx_.release_all();
@@ -212,18 +217,19 @@ bool input_actor::serve_until(clock_type::time_point deadline) {
   }
 }
 
+void input_actor::handle(actor_message& m) {
+  if (auto* job = std::get_if<input_job>(&m)) return run_job(*job);
+  last_read_only_ = false;
+  if (auto* r = std::get_if<release_lease_message>(&m)) {
+    if (lease_ == r->lease) lease_ = 0;
+    return;
+  }
+  // end_holds: stdin is closed, so nothing held may outlast the answers.
+  end_holds_early(kStopping);
+  ctx_.release_all();
+}
+
 void input_actor::run_job(input_job& job) {
-  if (!job.run) last_read_only_ = false;
-  if (!job.run && job.lease != 0) {
-    if (lease_ == job.lease) lease_ = 0;
-    return;
-  }
-  if (!job.run) {
-    // end_holds: stdin is closed, so nothing held may outlast the answers.
-    end_holds_early(kStopping);
-    ctx_.release_all();
-    return;
-  }
   if (job.lease != 0) lease_ = job.lease;
   if (auto live = ctx_.begin_job(); !live) {
     last_read_only_ = false;
@@ -272,18 +278,18 @@ void input_actor::thread_main() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     serve_once(lock);
-    if (auto next = next_job(); next != mailbox_.end()) {
-      input_job job = std::move(*next);
+    if (auto next = next_message(); next != mailbox_.end()) {
+      actor_message m = std::move(*next);
       mailbox_.erase(next);
       lock.unlock();
-      run_job(job);
+      handle(m);
       lock.lock();
       continue;
     }
     if (stopping_) break;
     last_read_only_ = false;  // Time passes: the next query asks X again.
     auto deadline = next_deadline();
-    auto pred = [&] { return stopping_ || next_job() != mailbox_.end() || !cancels_.empty() ||
+    auto pred = [&] { return stopping_ || next_message() != mailbox_.end() || !cancels_.empty() ||
                              display_lost_; };
     if (deadline == clock_type::time_point::max()) {
       cv_.wait(lock, pred);

@@ -19,13 +19,15 @@
 #include <string>
 #include <thread>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "input/context.h"
 #include "input/guard.h"
-#include "protocol/completion_queue.h"
-#include "protocol/tool_result.h"
-#include "x11/generation.h"
+#include "core/completion_queue.h"
+#include "core/job.h"
+#include "core/tool_result.h"
+#include "core/generation.h"
 
 namespace cu {
 
@@ -37,9 +39,7 @@ struct job_control {
   std::vector<uint8_t> held_keys;
 };
 
-struct input_job {
-  uint64_t seq = 0;
-  std::string id_json;  // Empty: the completion carries the result (a batch step).
+struct input_job : job_header {
   std::function<tool_result(input_context&, job_control&)> run;
   // Nonzero: the job belongs to this computer_batch. Once one of its jobs
   // starts, the actor runs no other batch's or caller's job until the lease
@@ -52,6 +52,14 @@ struct input_job {
   // replaced since.
   uint64_t generation = 0;
 };
+
+// The actor's control messages. They go through the mailbox in order with
+// the jobs, but a batch's lease never holds them back.
+struct end_holds_message {};  // See input_actor::end_holds.
+struct release_lease_message {
+  uint64_t lease = 0;
+};
+using actor_message = std::variant<input_job, end_holds_message, release_lease_message>;
 
 struct input_config {
   std::string display;
@@ -102,9 +110,10 @@ class input_actor {
   };
 
   void thread_main();
-  // The first job the lease lets run, or end(); mu_ held.
-  std::deque<input_job>::iterator next_job();
+  // The first message the lease lets through, or end(); mu_ held.
+  std::deque<actor_message>::iterator next_message();
   void run_job(input_job& job);
+  void handle(actor_message& m);
   // Serves cancellations and due timers until the deadline; false when the
   // running job must stop. Actor thread; used as the context's wait_until.
   bool serve_until(clock_type::time_point deadline);
@@ -125,8 +134,7 @@ class input_actor {
 
   std::mutex mu_;  // Guards mailbox_, cancels_, end_holds_ and stopping_.
   std::condition_variable cv_;
-  // A job without run is control: end_holds (no lease) or release_lease.
-  std::deque<input_job> mailbox_;
+  std::deque<actor_message> mailbox_;
   bool display_lost_ = false;  // Set by display_lost(), read by the actor.
   std::vector<uint64_t> cancels_;
   bool stopping_ = false;

@@ -17,12 +17,12 @@
 #include <string>
 #include <vector>
 
-#include "capture/geometry.h"
+#include "core/geometry.h"
 #include "input/guard.h"
 #include "input/keys.h"
 #include "util/result.h"
 #include "x11/connection.h"
-#include "x11/generation.h"
+#include "core/generation.h"
 #include "x11/keymap.h"
 
 struct xkb_context;

@@ -1,17 +1,14 @@
 #include "protocol/server.h"
 
 #include <unistd.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include <cmath>
 #include <csignal>
 
-#include "config.h"
+#include "build_config.h"
 #include "protocol/json_diagnose.h"
-#include "protocol/json_writer.h"
-#include "protocol/tool_result.h"
+#include "core/json_writer.h"
+#include "core/tool_result.h"
 #include "tools/registry.h"
 #include "tools/tool_call.h"
 #include "util/log.h"
@@ -30,15 +27,6 @@ namespace {
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
 
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
-
-// Hands freed heap pages back to the system. glibc keeps what threads
-// freed in their arenas, so after a burst of large answers the process
-// would otherwise keep its peak size.
-void give_back_memory() {
-#ifdef __GLIBC__
-  malloc_trim(0);
-#endif
-}
 
 }  // namespace
 
@@ -59,9 +47,14 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
              std::move(guard), generation_, completions_),
       desktop_(cfg_.display, generation_, completions_),
-      last_request_(std::chrono::steady_clock::now()) {
-  empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
-}
+      coords_(cfg_.display, generation_),
+      calls_(call_context{loop, cfg_, out_, coords_, grants_, pool_, actor_, desktop_,
+                          [this] { return stopping_; },
+                          [this] {
+                            relieve_pressure();
+                            maybe_finish_stop();
+                          }}),
+      last_request_(std::chrono::steady_clock::now()) {}
 
 server::~server() {
   set_log_sink({}, log_level::error);
@@ -119,9 +112,9 @@ void server::feed_input(const char* data, size_t n) {
           return !over_bounds();
         },
         [this] {
-          send(render_error("null", rpc_error::invalid_request,
-                            "Invalid Request: frame longer than " +
-                                std::to_string(cfg_.max_frame_bytes) + " bytes"));
+          out_.send(render_error("null", rpc_error::invalid_request,
+                                 "Invalid Request: frame longer than " +
+                                     std::to_string(cfg_.max_frame_bytes) + " bytes"));
         });
   }
   if (used == n || stopping_) return;
@@ -130,19 +123,18 @@ void server::feed_input(const char* data, size_t n) {
     input_paused_ = true;
     in_.pause();
     log(log_level::debug, "backpressure: %zu bytes of answers unread, %zu requests in flight; "
-        "not reading stdin", out_.queued_bytes() + group_bytes_, inflight_.size());
+        "not reading stdin", out_.waiting_bytes(), calls_.size());
   }
 }
 
 bool server::over_bounds() const {
-  return out_.queued_bytes() + group_bytes_ > kStdoutHighBytes ||
-         inflight_.size() >= kMaxInflight;
+  return out_.waiting_bytes() > kStdoutHighBytes || calls_.size() >= kMaxInflight;
 }
 
 void server::relieve_pressure() {
-  pump_captures();
-  if (input_paused_ && !stopping_ && out_.queued_bytes() + group_bytes_ <= kStdoutLowBytes &&
-      inflight_.size() <= kMaxInflight * 3 / 4) {
+  calls_.pump_captures();
+  if (input_paused_ && !stopping_ && out_.waiting_bytes() <= kStdoutLowBytes &&
+      calls_.size() <= kMaxInflight * 3 / 4) {
     input_paused_ = false;
     std::string held = std::move(held_input_);
     held_input_.clear();
@@ -155,12 +147,7 @@ void server::relieve_pressure() {
       }
     }
   }
-  if (trim_after_drain_ && out_.queued_bytes() == 0) {
-    // The answers that piled up were freed, but into the heaps of the
-    // threads that made them: hand those pages back to the system.
-    trim_after_drain_ = false;
-    give_back_memory();
-  }
+  out_.after_drain();
 }
 
 void server::on_stdin_end(int status) {
@@ -193,7 +180,7 @@ void server::on_frame(std::string_view line) {
   }
   element doc;
   if (auto err = parser_.parse(line.data(), line.size()).get(doc)) {
-    send(render_error("null", rpc_error::parse_error, describe_parse_error(line, err)));
+    out_.send(render_error("null", rpc_error::parse_error, describe_parse_error(line, err)));
     return;
   }
   if (!doc.is_array()) {
@@ -202,52 +189,35 @@ void server::on_frame(std::string_view line) {
   }
   // A JSON-RPC batch array: only 2025-03-26 has them.
   if (protocol_version_ != "2025-03-26") {
-    send(render_error("null", rpc_error::invalid_request,
-                      "Invalid Request: batch arrays are only accepted under protocol version "
-                      "2025-03-26"));
+    out_.send(render_error("null", rpc_error::invalid_request,
+                           "Invalid Request: batch arrays are only accepted under protocol "
+                           "version 2025-03-26"));
     return;
   }
   simdjson::dom::array items = doc;
   if (items.size() == 0) {
-    send(render_error("null", rpc_error::invalid_request, "Invalid Request: empty batch array"));
+    out_.send(
+        render_error("null", rpc_error::invalid_request, "Invalid Request: empty batch array"));
     return;
   }
   if (items.size() > kMaxArrayRequests) {
-    send(render_error("null", rpc_error::invalid_request,
-                      "Invalid Request: a batch array holds at most " +
-                          std::to_string(kMaxArrayRequests) + " requests, got " +
-                          std::to_string(items.size())));
+    out_.send(render_error("null", rpc_error::invalid_request,
+                           "Invalid Request: a batch array holds at most " +
+                               std::to_string(kMaxArrayRequests) + " requests, got " +
+                               std::to_string(items.size())));
     return;
   }
-  auto group = std::make_shared<rpc_group>();
-  group_ = group;
+  out_.open_group();
   for (element item : items) {
     if (stopping_) break;
     on_message(item);
   }
-  group_.reset();
-  group->open = false;
-  if (group->pending == 0) flush_group(*group);
-}
-
-void server::flush_group(rpc_group& g) {
-  if (g.lines.empty()) return;  // Only notifications (or cancelled requests).
-  std::string out = "[";
-  for (std::string& l : g.lines) {
-    if (out.size() > 1) out += ',';
-    l.pop_back();  // The newline.
-    out += l;
-  }
-  out += "]\n";
-  g.lines.clear();
-  group_bytes_ -= g.bytes;
-  g.bytes = 0;
-  send(std::move(out));
+  out_.close_group();
 }
 
 void server::on_message(element doc) {
   if (!doc.is_object()) {
-    respond(render_error("null", rpc_error::invalid_request,
+    out_.respond(render_error("null", rpc_error::invalid_request,
                          doc.is_array() ? "Invalid Request: nested batch arrays are not allowed"
                                         : "Invalid Request: expected a JSON-RPC 2.0 object"));
     return;
@@ -258,7 +228,7 @@ void server::on_message(element doc) {
   std::string id_json;
   if (has_id) {
     if (!is_valid_id(id)) {
-      respond(render_error("null", rpc_error::invalid_request,
+      out_.respond(render_error("null", rpc_error::invalid_request,
                            "Invalid Request: id must be a string or an integer"));
       return;
     }
@@ -274,7 +244,7 @@ void server::on_message(element doc) {
   if (msg.at_key("jsonrpc").get(jsonrpc) != simdjson::SUCCESS || jsonrpc != "2.0" ||
       !has_method) {
     if (!has_id && has_method) return;  // A malformed notification: no response, ever.
-    respond(render_error(has_id ? id_json : "null", rpc_error::invalid_request,
+    out_.respond(render_error(has_id ? id_json : "null", rpc_error::invalid_request,
                          has_method ? "Invalid Request: \"jsonrpc\" must be \"2.0\""
                                     : "Invalid Request: \"method\" must be a string"));
     return;
@@ -284,7 +254,7 @@ void server::on_message(element doc) {
   if (msg.at_key("params").get(p) == simdjson::SUCCESS) {
     if (!p.is_object() && !p.is_array()) {
       if (has_id) {
-        respond(render_error(id_json, rpc_error::invalid_params,
+        out_.respond(render_error(id_json, rpc_error::invalid_params,
                              "Invalid params: \"params\" must be an object"));
       }
       return;
@@ -300,22 +270,22 @@ void server::on_message(element doc) {
 
 void server::on_request(std::string_view id_json, std::string_view method, params_t params) {
   if (method == "tools/call") {
-    call_tool(id_json, params);
+    calls_.call(id_json, params);
   } else if (method == "ping") {
-    respond(render_result(id_json, "{}"));
+    out_.respond(render_result(id_json, "{}"));
   } else if (method == "tools/list") {
-    respond(render_result(id_json, tools_list_json_));
+    out_.respond(render_result(id_json, tools_list_json_));
   } else if (method == "initialize") {
-    if (group_) {
-      respond(render_error(id_json, rpc_error::invalid_request,
+    if (out_.in_group()) {
+      out_.respond(render_error(id_json, rpc_error::invalid_request,
                            "Invalid Request: initialize cannot be part of a batch array"));
       return;
     }
-    respond(render_result(id_json, initialize_result(params)));
+    out_.respond(render_result(id_json, initialize_result(params)));
   } else if (method == "logging/setLevel") {
-    respond(set_logging_level(id_json, params));
+    out_.respond(set_logging_level(id_json, params));
   } else {
-    respond(render_error(id_json, rpc_error::method_not_found,
+    out_.respond(render_error(id_json, rpc_error::method_not_found,
                          "Method not found: " + std::string(method)));
   }
 }
@@ -327,7 +297,7 @@ void server::on_notification(std::string_view method, params_t params) {
     element request_id;
     if (params && params->at_key("requestId").get(request_id) == simdjson::SUCCESS &&
         is_valid_id(request_id)) {
-      cancel(simdjson::minify(request_id));
+      calls_.cancel(simdjson::minify(request_id));
     }
   }
   // notifications/initialized and anything else: nothing to do.
@@ -392,19 +362,6 @@ std::string server::set_logging_level(std::string_view id_json, params_t params)
                           "emergency)");
 }
 
-void server::respond(std::string line) {
-  if (group_) {
-    group_->add(std::move(line), group_bytes_);
-  } else {
-    send(std::move(line));
-  }
-}
-
-void server::send(std::string line) {
-  out_.write(std::move(line));
-  if (out_.queued_bytes() + group_bytes_ > kStdoutHighBytes) trim_after_drain_ = true;
-}
-
 void server::begin_stop(stop_reason why) {
   if (!stopping_) {
     stopping_ = true;
@@ -414,20 +371,16 @@ void server::begin_stop(stop_reason why) {
     // Nobody can ask for a release any more: end holds now rather than at
     // their deadlines (they still answer, early).
     actor_.end_holds();
-    end_waits_early();
+    calls_.end_waits_early();
   } else {
     // Nobody will read the answers, or we were told to stop now: drop them.
-    std::vector<std::string> ids;
-    for (auto& [seq, f] : inflight_) {
-      if (!f.cancelled) ids.push_back(f.id_json);
-    }
-    for (const std::string& id : ids) cancel(id);
+    calls_.cancel_all();
   }
   maybe_finish_stop();
 }
 
 void server::maybe_finish_stop() {
-  if (!stopping_ || finished_ || !inflight_.empty()) return;
+  if (!stopping_ || finished_ || !calls_.empty()) return;
   finished_ = true;
   set_log_sink({}, log_level::error);
   pool_.stop();
@@ -438,6 +391,19 @@ void server::maybe_finish_stop() {
     uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
   }
   out_.close([this] { uv_stop(loop_); });
+}
+
+void server::on_completions(std::vector<completion>& batch) {
+  for (completion& c : batch) {
+    if (c.seq != 0) {
+      calls_.on_completion(c);
+      continue;
+    }
+    // Whatever the actor held went with a lost server: say so at once.
+    if (c.screen && coords_.on_screen_report(*c.screen)) actor_.display_lost();
+    // A notification (notifications/message).
+    if (!c.line.empty()) out_.send(std::move(c.line));
+  }
 }
 
 }  // namespace cu

@@ -1,6 +1,6 @@
 #include "tools/batch.h"
 
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 #include "tools/args.h"
 #include "util/str_cat.h"
 

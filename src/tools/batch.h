@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "protocol/tool_result.h"
+#include "core/tool_result.h"
 #include "util/result.h"
 
 namespace cu {

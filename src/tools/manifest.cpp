@@ -2,8 +2,8 @@
 
 #include <simdjson.h>
 
-#include "config.h"
-#include "protocol/json_writer.h"
+#include "build_config.h"
+#include "core/json_writer.h"
 #include "tools/registry.h"
 
 namespace cu {

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "core/json_writer.h"
 #include "tools/handlers.h"
 
 namespace cu {
@@ -249,6 +250,13 @@ const std::array<tool_def, 24> kComputerTools = {{
 
 std::span<const tool_def> computer_tools() { return kComputerTools; }
 
+std::string unknown_tool_message(std::string_view name) {
+  std::string msg = "Unknown tool: ";
+  append_json_string(msg, name);
+  msg += ". tools/list names the available tools.";
+  return msg;
+}
+
 const tool_def* find_tool(std::string_view name) {
   for (const tool_def& t : kComputerTools) {
     if (t.name == name) return &t;
@@ -268,7 +276,7 @@ const char* executor_name(executor e) {
 
 }  // namespace cu
 
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 
 namespace cu {
 

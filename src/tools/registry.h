@@ -45,6 +45,9 @@ std::span<const tool_def> computer_tools();
 // The tool with this name, or null.
 const tool_def* find_tool(std::string_view name);
 
+// The answer to a call of a tool by a name find_tool does not know.
+std::string unknown_tool_message(std::string_view name);
+
 const char* executor_name(executor e);
 
 }  // namespace cu

@@ -1,13 +1,13 @@
 // The clipboard and session tools: grants live on the loop thread; the
 // clipboard, open_application and switch_display run on the desktop thread.
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 #include "tools/args.h"
 #include "tools/grants.h"
 #include "tools/handlers.h"
 #include "tools/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"
-#include "x11/desktop_op.h"
+#include "desktop/desktop_op.h"
 
 namespace cu {
 namespace {

@@ -10,13 +10,13 @@
 #include <optional>
 #include <string>
 
-#include "capture/geometry.h"
+#include "core/geometry.h"
 #include "capture/pool.h"
 #include "input/actor.h"
-#include "protocol/tool_result.h"
+#include "core/tool_result.h"
 #include "tools/batch.h"
 #include "tools/grants.h"
-#include "x11/desktop_op.h"
+#include "desktop/desktop_op.h"
 
 namespace cu {
 
@@ -71,6 +71,11 @@ class tool_call {
 
   // The name the call was made with.
   virtual std::string_view tool_name() const = 0;
+
+  // The call's work will take about this long (hold_key's duration):
+  // progress notifications give it as their total. Call before handing
+  // the work off.
+  virtual void expect_seconds(double seconds) = 0;
 };
 
 }  // namespace cu

@@ -54,40 +54,4 @@ xcb_screen_t* x11_screen(xcb_connection_t* c, int screen_number) {
   return nullptr;
 }
 
-result<pixel_layout> x11_root_layout(xcb_connection_t* c, xcb_screen_t* screen) {
-  const xcb_setup_t* setup = xcb_get_setup(c);
-  int bpp = 0;
-  for (auto f = xcb_setup_pixmap_formats_iterator(setup); f.rem; xcb_format_next(&f)) {
-    if (f.data->depth == screen->root_depth) bpp = f.data->bits_per_pixel;
-  }
-  const xcb_visualtype_t* visual = nullptr;
-  for (auto d = xcb_screen_allowed_depths_iterator(screen); d.rem && !visual;
-       xcb_depth_next(&d)) {
-    for (auto v = xcb_depth_visuals_iterator(d.data); v.rem; xcb_visualtype_next(&v)) {
-      if (v.data->visual_id == screen->root_visual) {
-        visual = v.data;
-        break;
-      }
-    }
-  }
-  if (bpp != 32 || visual == nullptr) {
-    return make_error(errc::x_failed, "unsupported root pixel format (depth " +
-                                          std::to_string(screen->root_depth) + ", " +
-                                          std::to_string(bpp) + " bits per pixel)");
-  }
-  auto byte_of = [&](uint32_t mask) -> int {
-    int shift = __builtin_ctz(mask);
-    if ((mask >> shift) != 0xff || shift % 8 != 0) return -1;
-    int b = shift / 8;
-    return setup->image_byte_order == XCB_IMAGE_ORDER_LSB_FIRST ? b : 3 - b;
-  };
-  pixel_layout layout{byte_of(visual->red_mask), byte_of(visual->green_mask),
-                      byte_of(visual->blue_mask)};
-  if (visual->red_mask == 0 || visual->green_mask == 0 || visual->blue_mask == 0 ||
-      layout.r < 0 || layout.g < 0 || layout.b < 0) {
-    return make_error(errc::x_failed, "unsupported root visual (channels not whole bytes)");
-  }
-  return layout;
-}
-
 }  // namespace cu

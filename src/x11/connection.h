@@ -8,7 +8,6 @@
 #include <memory>
 #include <string>
 
-#include "capture/scale.h"
 #include "util/result.h"
 
 namespace cu {
@@ -36,10 +35,6 @@ bool x11_server_gone(xcb_connection_t* c);
 
 // The screen with this number in the connection's setup, or null.
 xcb_screen_t* x11_screen(xcb_connection_t* c, int screen_number);
-
-// Where red, green and blue sit in a 4-byte pixel of the root window's
-// visual; an error when the root is not a byte-aligned 32-bit format.
-result<pixel_layout> x11_root_layout(xcb_connection_t* c, xcb_screen_t* screen);
 
 // A reply-owning pointer for any xcb reply.
 struct free_deleter_x {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "capture/geometry.h"
+#include "core/geometry.h"
 #include "util/result.h"
 
 namespace cu {

@@ -1,6 +1,6 @@
-// Tests for src/capture/geometry.h: model resolutions and the mappings
+// Tests for src/core/geometry.h: model resolutions and the mappings
 // between screenshot image pixels and root-window device pixels.
-#include "capture/geometry.h"
+#include "core/geometry.h"
 
 #include <catch2/catch.hpp>
 

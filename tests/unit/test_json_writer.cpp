@@ -1,8 +1,8 @@
-// Tests for src/protocol/json_writer.h: string escaping, UTF-8 repair, comma
+// Tests for src/core/json_writer.h: string escaping, UTF-8 repair, comma
 // placement, numbers and base64 payloads. Every document the tests produce is
 // also parsed with simdjson, which validates UTF-8, so "valid JSON" is checked
 // by a real parser rather than by eye.
-#include "protocol/json_writer.h"
+#include "core/json_writer.h"
 
 #include <simdjson.h>
 

@@ -1,6 +1,9 @@
-// Tests for src/util/launch.h: reading desktop Exec values, finding what to
-// start for an application name, and starting it detached.
-#include "util/launch.h"
+// Tests for src/desktop/app_lookup.h, desktop_entry.h and spawn.h: reading
+// desktop Exec values, finding what to start for an application name, and
+// starting it detached.
+#include "desktop/app_lookup.h"
+#include "desktop/desktop_entry.h"
+#include "desktop/spawn.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,0 +1,166 @@
+#include "desktop/desktop_entry.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+
+namespace cu {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// Real desktop files are a few kilobytes; anything this big is not one, and
+// reading it whole would only waste time.
+constexpr off_t kMaxDesktopFileSize = 1 << 20;
+
+}  // namespace
+
+// Undoes the general escapes of a string value (\s \n \t \r \\). Anything
+// else after a backslash is kept with its backslash, so that Exec's quoting
+// rules, applied afterwards, still see \" \` and \$.
+std::string unescape_value(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] != '\\' || i + 1 == v.size()) {
+      out += v[i];
+      continue;
+    }
+    switch (v[i + 1]) {
+      case 's': out += ' '; break;
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case '\\': out += '\\'; break;
+      default: out += '\\'; out += v[i + 1]; break;
+    }
+    ++i;
+  }
+  return out;
+}
+
+std::optional<desktop_entry> read_desktop_entry(const std::string& file) {
+  struct stat st;
+  if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxDesktopFileSize) {
+    return std::nullopt;
+  }
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  desktop_entry entry;
+  bool in_main_group = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string_view l = trim(line);
+    if (l.empty() || l[0] == '#') continue;
+    if (l[0] == '[') {
+      in_main_group = l == "[Desktop Entry]";
+      continue;
+    }
+    if (!in_main_group) continue;
+    size_t eq = l.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = trim(l.substr(0, eq));
+    std::string value(trim(l.substr(eq + 1)));
+    // The first occurrence counts; a well-formed file has only one.
+    auto set = [&](std::optional<std::string>& slot) {
+      if (!slot) slot = std::move(value);
+    };
+    if (key == "Type") set(entry.type);
+    else if (key == "Name") set(entry.name);
+    else if (key == "Exec") set(entry.exec);
+    else if (key == "TryExec") set(entry.try_exec);
+    else if (key == "Hidden") set(entry.hidden);
+  }
+  return entry;
+}
+
+result<std::vector<std::string>> parse_desktop_exec(std::string_view exec) {
+  const std::string line = unescape_value(exec);
+  std::vector<std::string> argv;
+  std::string arg;
+  bool in_arg = false;     // Something (a character, quotes, a field code) began an argument.
+  bool had_field = false;  // The argument held a field code, now dropped.
+  char quote = '\0';       // The open quote, if any.
+
+  auto finish = [&] {
+    // An argument made only of field codes stands for the files or URLs a
+    // launcher would pass; with none to pass it is no argument at all. A
+    // plain "" is still an empty argument.
+    if (in_arg && (!arg.empty() || !had_field)) argv.push_back(std::move(arg));
+    arg.clear();
+    in_arg = had_field = false;
+  };
+
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    bool has_next = i + 1 < line.size();
+    // Field codes mean the same inside quotes, where the spec forbids them
+    // but files have them anyway; GLib expands them there too.
+    if (c == '%') {
+      if (!has_next) {
+        return make_error(errc::invalid_argument, "desktop Exec value ends with a lone %");
+      }
+      char code = line[++i];
+      in_arg = true;
+      if (code == '%') {
+        arg += '%';
+      } else if (std::string_view("fFuUdDnNickvm").find(code) != std::string_view::npos) {
+        had_field = true;
+      } else {
+        std::string shown = (code >= 'a' && code <= 'z') || (code >= 'A' && code <= 'Z')
+                                ? std::string("%") + code
+                                : std::string("a % not followed by a letter");
+        return make_error(errc::invalid_argument,
+                          "desktop Exec value uses an unknown field code (" + shown + ")");
+      }
+      continue;
+    }
+    if (quote == '\'') {
+      // Single quotes, as in a shell: everything literal up to the next one.
+      if (c == '\'') quote = '\0';
+      else arg += c;
+      continue;
+    }
+    if (quote == '"') {
+      if (c == '"') {
+        quote = '\0';
+      } else if (c == '\\' && has_next &&
+                 std::string_view("\"`$\\").find(line[i + 1]) != std::string_view::npos) {
+        arg += line[++i];
+      } else {
+        arg += c;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n') {
+      finish();
+      continue;
+    }
+    in_arg = true;
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '\\' && has_next) {
+      arg += line[++i];
+    } else {
+      arg += c;
+    }
+  }
+  if (quote != '\0') {
+    return make_error(errc::invalid_argument, quote == '"'
+                                                  ? "desktop Exec value has an unterminated \""
+                                                  : "desktop Exec value has an unterminated '");
+  }
+  finish();
+  if (argv.empty() || argv[0].empty()) {
+    return make_error(errc::invalid_argument, "desktop Exec value names no program");
+  }
+  return argv;
+}
+
+}  // namespace cu

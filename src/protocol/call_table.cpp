@@ -1,0 +1,467 @@
+#include "protocol/call_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/json_writer.h"
+#include "tools/registry.h"
+#include "tools/tool_call.h"
+#include "util/log.h"
+#include "util/seconds_text.h"
+#include "util/str_cat.h"
+
+namespace cu {
+
+using simdjson::dom::element;
+using simdjson::dom::object;
+
+// A tools/call, or one step of a batch (in_batch: its result goes back to
+// the batch instead of out as an answer).
+class table_tool_call final : public tool_call {
+ public:
+  table_tool_call(call_table& t, uint64_t seq, const tool_def& def, object arguments,
+                  bool in_batch)
+      : tool_call(arguments), t_(t), seq_(seq), def_(def), in_batch_(in_batch) {}
+
+  void finish(tool_result r) override {
+    done_ = true;
+    if (in_batch_) {
+      sync_ = std::move(r);
+    } else {
+      t_.complete(seq_, render_tool_response(f().id_json, r));
+    }
+  }
+
+  void capture(capture_job job) override {
+    done_ = true;
+    job.seq = seq_;
+    job.id_json = reply_id();
+    t_.submit_capture(seq_, std::move(job));
+  }
+
+  void input(std::function<tool_result(input_context&, job_control&)> run,
+             bool read_only) override {
+    done_ = true;
+    call_table::call_state& fl = f();
+    fl.at = call_table::where::actor;
+    if (in_batch_) fl.batch->leased = true;
+    input_job job;
+    job.seq = seq_;
+    job.id_json = reply_id();
+    job.run = std::move(run);
+    job.lease = in_batch_ ? seq_ : 0;
+    job.read_only = read_only;
+    // Coordinates mapped through the session are valid only on the server
+    // it was captured from: the actor checks again when the job runs.
+    if (session_read_) {
+      if (auto s = t_.ctx_.coords.live()) job.generation = s->generation;
+    }
+    t_.ctx_.actor.post(std::move(job));
+  }
+
+  void desktop(std::unique_ptr<desktop_op> op) override {
+    done_ = true;
+    f().at = call_table::where::desktop;
+    desktop_job job;
+    job.seq = seq_;
+    job.id_json = reply_id();
+    job.op = std::move(op);
+    t_.ctx_.desk.post(std::move(job));
+  }
+
+  void finish_after(double seconds, tool_result r) override {
+    if (seconds <= 0) return finish(std::move(r));
+    done_ = true;
+    call_table::call_state& fl = f();
+    fl.at = call_table::where::timer;
+    fl.is_wait = true;
+    fl.waiting = std::move(r);
+    expect_seconds(seconds);
+    call_table* t = &t_;
+    uint64_t seq = seq_;
+    fl.timer = t_.start_timer(uint64_t(std::llround(seconds * 1000)), 0, [t, seq] {
+      auto it = t->calls_.find(seq);
+      if (it == t->calls_.end()) return;
+      call_table::stop_timer(it->second.timer);
+      it->second.at = call_table::where::here;
+      it->second.is_wait = false;
+      auto r = std::move(it->second.waiting);
+      it->second.waiting.reset();
+      t->deliver(seq, std::move(r));
+    });
+  }
+
+  void run_batch(batch_plan plan) override {
+    if (in_batch_) return fail("computer_batch cannot be nested inside a batch");
+    done_ = true;
+    auto b = std::make_unique<batch_run>();
+    b->plan = std::move(plan);
+    f().batch = std::move(b);
+    t_.batches_.resume(seq_);
+  }
+
+  std::optional<coord_session> session() const override {
+    session_read_ = true;
+    return t_.ctx_.coords.live();
+  }
+  std::optional<rect> display_area() const override { return t_.ctx_.coords.area(); }
+  const std::string& x_display() const override { return t_.ctx_.cfg.display; }
+  session_grants& grants() override { return t_.ctx_.grants; }
+  std::string_view tool_name() const override { return def_.name; }
+
+  void expect_seconds(double seconds) override {
+    // A batch's progress counts its steps instead.
+    if (!in_batch_) f().progress_total = seconds;
+  }
+
+  bool done() const { return done_; }
+  // A batch step's result when it finished at once.
+  std::optional<tool_result> take_sync() { return std::move(sync_); }
+
+ private:
+  call_table::call_state& f() { return t_.calls_.at(seq_); }
+  // A batch step's completion carries its result, not an answer line.
+  std::string reply_id() { return in_batch_ ? std::string() : f().id_json; }
+
+  call_table& t_;
+  uint64_t seq_;
+  const tool_def& def_;
+  bool in_batch_;
+  bool done_ = false;
+  mutable bool session_read_ = false;  // The handler mapped coordinates.
+  std::optional<tool_result> sync_;
+};
+
+namespace {
+
+struct loop_timer {
+  uv_timer_t handle;
+  std::function<void()> fire;
+};
+
+}  // namespace
+
+call_table::call_table(call_context ctx) : ctx_(std::move(ctx)), batches_(*this) {
+  empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
+}
+
+uv_timer_t* call_table::start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire) {
+  auto* t = new loop_timer{{}, std::move(fire)};
+  uv_timer_init(ctx_.loop, &t->handle);
+  t->handle.data = t;
+  uv_timer_start(
+      &t->handle, [](uv_timer_t* h) { static_cast<loop_timer*>(h->data)->fire(); }, ms,
+      repeat_ms);
+  return &t->handle;
+}
+
+void call_table::stop_timer(uv_timer_t*& t) {
+  if (t == nullptr) return;
+  uv_timer_stop(t);
+  uv_close(reinterpret_cast<uv_handle_t*>(t),
+           [](uv_handle_t* h) { delete static_cast<loop_timer*>(h->data); });
+  t = nullptr;
+}
+
+void call_table::call(std::string_view id_json, const std::optional<object>& params) {
+  std::string_view name;
+  if (!params || params->at_key("name").get(name) != simdjson::SUCCESS) {
+    ctx_.out.respond(render_error(id_json, rpc_error::invalid_params,
+                                  "Invalid params: tools/call needs a string \"name\""));
+    return;
+  }
+  std::string token;
+  element meta, t;
+  if (params->at_key("_meta").get(meta) == simdjson::SUCCESS && meta.is_object() &&
+      object(meta).at_key("progressToken").get(t) == simdjson::SUCCESS &&
+      (t.is_string() || t.is_int64() || t.is_uint64())) {
+    token = simdjson::minify(t);
+  }
+  log(log_level::debug, "tools/call %.*s (id %.*s)", int(std::min<size_t>(name.size(), 64)),
+      name.data(), int(std::min<size_t>(id_json.size(), 64)), id_json.data());
+  uint64_t seq = accept(id_json, std::move(token));
+  // Kept only when its end will be logged: no copy per call otherwise.
+  if (log_wanted(log_level::debug)) calls_.at(seq).tool = std::string(name.substr(0, 64));
+  object args = empty_args_;
+  element a;
+  if (params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
+    if (!a.is_object()) {
+      complete(seq, render_tool_response(id_json, tool_result::failure(
+                                                      "Invalid argument \"arguments\": "
+                                                      "expected an object")));
+      return;
+    }
+    args = a;
+  }
+  const tool_def* def = find_tool(name);
+  if (def == nullptr) {
+    complete(seq, render_tool_response(id_json, tool_result::failure(unknown_tool_message(name))));
+    return;
+  }
+  table_tool_call call(*this, seq, *def, args, false);
+  def->handler(call);
+  if (!call.done()) {
+    log(log_level::error, "handler for %s finished without a result", def->name.data());
+    complete(seq, render_tool_response(id_json, tool_result::failure("internal error")));
+  }
+}
+
+std::optional<tool_result> call_table::run_step(uint64_t seq, const tool_def& def, object args) {
+  table_tool_call call(*this, seq, def, args, true);
+  def.handler(call);
+  if (!call.done()) {
+    log(log_level::error, "handler for %s finished without a result", def.name.data());
+    return tool_result::failure("internal error");
+  }
+  return call.take_sync();
+}
+
+uint64_t call_table::accept(std::string_view id_json, std::string progress_token) {
+  uint64_t seq = ++next_seq_;
+  call_state f;
+  f.id_json = std::string(id_json);
+  f.started = std::chrono::steady_clock::now();
+  f.group = ctx_.out.join();
+  if (!progress_token.empty()) {
+    f.progress_token = std::move(progress_token);
+    f.progress = start_timer(1000, 1000, [this, seq] { send_progress(seq); });
+  }
+  calls_.emplace(seq, std::move(f));
+  return seq;
+}
+
+void call_table::complete(uint64_t seq, std::string line) {
+  auto it = calls_.find(seq);
+  if (it == calls_.end()) return;
+  call_state& f = it->second;
+  stop_timer(f.progress);
+  stop_timer(f.timer);
+  if (!f.tool.empty()) log_call_end(f, line);
+  if (f.cancelled) line.clear();
+  std::shared_ptr<rpc_group> group = std::move(f.group);
+  calls_.erase(it);
+  ctx_.out.answer(std::move(group), std::move(line));
+  ctx_.on_call_end();
+}
+
+// At debug, every tool call's end: how long it took, how it ended and how
+// big its answer was. A rendered answer ends with its isError member.
+void call_table::log_call_end(const call_state& f, std::string_view line) const {
+  using namespace std::chrono;
+  const double ms = duration<double, std::milli>(steady_clock::now() - f.started).count();
+  std::string_view outcome = "ok";
+  if (f.cancelled) {
+    outcome = "cancelled, not answered";
+  } else if (line.empty()) {
+    outcome = "not answered";
+  } else if (line.size() >= 17 && line.substr(line.size() - 17) == "\"isError\":true}}\n") {
+    outcome = "isError";
+  }
+  log(log_level::debug, "tools/call %s (id %.*s): %.*s in %.1f ms, %zu bytes", f.tool.c_str(),
+      int(std::min<size_t>(f.id_json.size(), 64)), f.id_json.data(), int(outcome.size()),
+      outcome.data(), ms, line.size());
+}
+
+void call_table::deliver(uint64_t seq, std::optional<tool_result> r) {
+  auto it = calls_.find(seq);
+  if (it == calls_.end()) return;
+  it->second.at = where::here;
+  if (it->second.batch) return batches_.on_result(seq, std::move(r));
+  if (!r) return complete(seq, std::string());
+  complete(seq, render_tool_response(it->second.id_json, *r));
+}
+
+void call_table::on_completion(completion& c) {
+  if (c.was_capture) --captures_in_pool_;
+  auto it = calls_.find(c.seq);
+  bool live = it != calls_.end() && !it->second.cancelled;
+  // A cancelled screenshot was never seen by the model, so it must not
+  // move the coordinate session.
+  if (live && c.session) ctx_.coords.adopt(*c.session);
+  if (live && c.display_area) ctx_.coords.set_area(*c.display_area);
+  if (c.was_input) last_input_ = std::chrono::steady_clock::now();
+  if (it == calls_.end()) return;
+  if (it->second.batch) {
+    deliver(c.seq, std::move(c.result));
+  } else {
+    complete(c.seq, std::move(c.line));
+  }
+}
+
+void call_table::submit_capture(uint64_t seq, capture_job job) {
+  call_state& f = calls_.at(seq);
+  if (ctx_.cfg.screenshot_delay_secs > 0 && last_input_) {
+    auto ready = *last_input_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(ctx_.cfg.screenshot_delay_secs));
+    auto now = std::chrono::steady_clock::now();
+    if (ready > now) {
+      // Wait out CU_SCREENSHOT_DELAY, so the screen has settled after input.
+      auto ms = std::chrono::ceil<std::chrono::milliseconds>(ready - now).count();
+      f.at = where::settle;
+      f.timer = start_timer(uint64_t(ms), 0, [this, seq, job = std::move(job)]() mutable {
+        auto it = calls_.find(seq);
+        if (it == calls_.end()) return;
+        stop_timer(it->second.timer);
+        it->second.at = where::pool;
+        capture_backlog_.push_back(std::move(job));
+        pump_captures();
+      });
+      return;
+    }
+  }
+  f.at = where::pool;
+  capture_backlog_.push_back(std::move(job));
+  pump_captures();
+}
+
+void call_table::capture_for_batch(uint64_t seq) {
+  capture_job job;
+  job.seq = seq;  // The batch's own seq, and no id: the result comes back raw.
+  job.what = capture_job::kind::screenshot;
+  job.area = ctx_.coords.area();
+  submit_capture(seq, std::move(job));
+}
+
+void call_table::pause_batch(uint64_t seq, uint64_t ms) {
+  call_state& f = calls_.at(seq);
+  f.at = where::timer;
+  f.timer = start_timer(ms, 0, [this, seq] {
+    auto it = calls_.find(seq);
+    if (it == calls_.end()) return;
+    stop_timer(it->second.timer);
+    it->second.at = where::here;
+    batches_.resume(seq);
+  });
+}
+
+void call_table::finish_batch(uint64_t seq, std::optional<tool_result> r) {
+  call_state& f = calls_.at(seq);
+  std::unique_ptr<batch_run> b = std::move(f.batch);
+  // Other callers' input may run again.
+  if (b->leased) ctx_.actor.release_lease(seq);
+  if (!r) return complete(seq, std::string());
+  complete(seq, render_tool_response(f.id_json, *r));
+}
+
+void call_table::pump_captures() {
+  // Enough jobs queued that no worker idles, few enough that the images
+  // they make fit the stdout bound.
+  const size_t depth = 2 * size_t(ctx_.pool.workers());
+  while (!capture_backlog_.empty() && captures_in_pool_ < depth) {
+    if (ctx_.out.waiting_bytes() > kStdoutHighBytes) {
+      if (!captures_held_) {
+        captures_held_ = true;
+        log(log_level::debug,
+            "backpressure: %zu bytes of answers unread; %zu captures wait for the client",
+            ctx_.out.waiting_bytes(), capture_backlog_.size());
+      }
+      return;
+    }
+    captures_held_ = false;
+    ++captures_in_pool_;
+    ctx_.pool.post(std::move(capture_backlog_.front()));
+    capture_backlog_.pop_front();
+  }
+}
+
+void call_table::cancel(std::string_view id_json) {
+  for (auto& [s, f] : calls_) {
+    if (f.id_json != id_json || f.cancelled) continue;
+    uint64_t seq = s;
+    f.cancelled = true;
+    switch (f.at) {
+      case where::settle:
+      case where::timer:
+        // A wait, a batch's pause or a capture not yet started: end it here.
+        stop_timer(f.timer);
+        f.is_wait = false;
+        deliver(seq, std::nullopt);
+        break;
+      case where::desktop: ctx_.desk.cancel(seq); break;
+      // The actor stops it (a hold releases its keys at once) and sends
+      // back an empty completion, which ends the call silently.
+      case where::actor: ctx_.actor.cancel(seq); break;
+      case where::pool: {
+        // Still waiting its turn: it never reaches the pool. In the pool's
+        // queue, the pool drops it; under way, its result is dropped when
+        // it arrives.
+        auto queued = std::find_if(capture_backlog_.begin(), capture_backlog_.end(),
+                                   [&](const capture_job& j) { return j.seq == seq; });
+        if (queued != capture_backlog_.end()) {
+          capture_backlog_.erase(queued);
+          deliver(seq, std::nullopt);
+        } else {
+          ctx_.pool.cancel(seq);
+        }
+        break;
+      }
+      case where::here: break;  // Nothing runs between a call's steps.
+    }
+    return;  // deliver() may have changed the table; ids are unique anyway.
+  }
+  // Nothing in flight has that id: the call was answered before the cancel
+  // was read (or never existed). The debug log says so, which is how a test
+  // tells a late cancel from a lost one.
+  log(log_level::debug, "notifications/cancelled for id %.*s: not in flight (already answered?)",
+      int(std::min<size_t>(id_json.size(), 64)), id_json.data());
+}
+
+void call_table::cancel_all() {
+  std::vector<std::string> ids;
+  for (auto& [seq, f] : calls_) {
+    if (!f.cancelled) ids.push_back(f.id_json);
+  }
+  for (const std::string& id : ids) cancel(id);
+}
+
+void call_table::end_waits_early() {
+  std::vector<uint64_t> waits, pauses;
+  for (auto& [seq, f] : calls_) {
+    if (f.at != where::timer || f.cancelled) continue;
+    if (f.is_wait) {
+      waits.push_back(seq);
+    } else if (f.batch) {
+      pauses.push_back(seq);
+    }
+  }
+  // A batch pausing between steps would only wake to start no further step
+  // (none starts once stdin has closed): end the pause now.
+  for (uint64_t seq : pauses) {
+    auto it = calls_.find(seq);
+    if (it == calls_.end()) continue;
+    stop_timer(it->second.timer);
+    it->second.at = where::here;
+    batches_.resume(seq);
+  }
+  for (uint64_t seq : waits) {
+    auto it = calls_.find(seq);
+    if (it == calls_.end()) continue;
+    call_state& f = it->second;
+    stop_timer(f.timer);
+    f.is_wait = false;
+    deliver(seq, tool_result::failure(
+                     str_cat("wait ended early after ",
+                             elapsed_text(std::chrono::steady_clock::now() - f.started),
+                             "s: stdin closed, the server is stopping")));
+  }
+}
+
+void call_table::send_progress(uint64_t seq) {
+  auto it = calls_.find(seq);
+  if (it == calls_.end() || it->second.cancelled) return;
+  const call_state& f = it->second;
+  double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - f.started).count();
+  std::string line;
+  json_writer w(line);
+  w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/progress");
+  w.key("params").begin_object().key("progressToken").raw(f.progress_token);
+  w.key("progress").number(std::round(elapsed * 10) / 10);
+  if (f.progress_total > 0) w.key("total").number(f.progress_total);
+  if (f.batch) w.key("message").string(batch_runner::progress_message(*f.batch));
+  w.end_object().end_object();
+  line.push_back('\n');
+  ctx_.out.send(std::move(line));
+}
+
+}  // namespace cu

@@ -1,0 +1,152 @@
+// Owns: the tool calls in flight. It accepts a tools/call, runs its
+// handler, hands the work to the executor that does it (the capture pool,
+// the input actor, the desktop thread, or a loop timer), and turns the one
+// completion that comes back into the one answer; it knows where each
+// call's work is, so a cancellation reaches it, and it sends the progress
+// notifications of calls that asked for them. computer_batch's steps run
+// through it as well (batch_runner.h).
+// Thread affinity: the loop thread.
+#pragma once
+
+#include <simdjson.h>
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "capture/pool.h"
+#include "core/completion_queue.h"
+#include "core/tool_result.h"
+#include "desktop/desktop.h"
+#include "input/actor.h"
+#include "protocol/batch_runner.h"
+#include "protocol/coordinates.h"
+#include "protocol/replies.h"
+#include "tools/grants.h"
+#include "util/config.h"
+
+namespace cu {
+
+struct tool_def;
+
+// What the call table works with; all of it outlives the table.
+struct call_context {
+  uv_loop_t* loop;
+  const config& cfg;
+  replies& out;
+  coordinates& coords;
+  session_grants& grants;
+  capture_pool& pool;
+  input_actor& actor;
+  desktop& desk;
+  // Whether the server is stopping (no new batch step starts then).
+  std::function<bool()> stopping;
+  // A call ended: backpressure may ease, and a stop may finish.
+  std::function<void()> on_call_end;
+};
+
+class call_table {
+ public:
+  explicit call_table(call_context ctx);
+  call_table(const call_table&) = delete;
+  call_table& operator=(const call_table&) = delete;
+
+  // A tools/call request with these params (nothing: none were sent).
+  void call(std::string_view id_json, const std::optional<simdjson::dom::object>& params);
+
+  // notifications/cancelled for the request with this id: it is never
+  // answered, and its work stops as soon as its executor can stop it.
+  void cancel(std::string_view id_json);
+  // Every call in flight, as above (a signal, or nobody reads the answers).
+  void cancel_all();
+
+  // stdin reached EOF: waits answer now with an error, and batches pausing
+  // between steps go on at once (to start no further step).
+  void end_waits_early();
+
+  // A completion from an executor (seq nonzero).
+  void on_completion(completion& c);
+
+  // Hands waiting captures to the pool while stdout has room for them.
+  void pump_captures();
+
+  size_t size() const { return calls_.size(); }
+  bool stopping() const { return ctx_.stopping(); }
+  bool empty() const { return calls_.empty(); }
+
+  // For batch_runner: a batch's own request and the ways its steps run.
+  batch_run& batch(uint64_t seq) { return *calls_.at(seq).batch; }
+  bool cancelled(uint64_t seq) const { return calls_.at(seq).cancelled; }
+  // Runs a step's handler as part of batch seq; its result when it finished
+  // at once, otherwise the result comes back through batch_runner.
+  std::optional<tool_result> run_step(uint64_t seq, const tool_def& def,
+                                      simdjson::dom::object args);
+  // The screenshot after a step (screenshot each/final).
+  void capture_for_batch(uint64_t seq);
+  // Calls batch_runner::resume(seq) after ms.
+  void pause_batch(uint64_t seq, uint64_t ms);
+  // Ends batch seq's call with r (nothing: it was cancelled).
+  void finish_batch(uint64_t seq, std::optional<tool_result> r);
+
+ private:
+  friend class table_tool_call;
+
+  // Where a call's work (for a batch: its current step's) is right now, so
+  // a cancellation knows whom to tell.
+  enum class where { here, settle, pool, actor, desktop, timer };
+
+  struct call_state {
+    std::string id_json;
+    bool cancelled = false;
+    where at = where::here;
+    uv_timer_t* timer = nullptr;     // settle, wait or batch delay, by `at`.
+    uv_timer_t* progress = nullptr;  // notifications/progress ticker.
+    std::string progress_token;      // JSON; empty for none.
+    double progress_total = 0;       // Seconds (wait, hold_key); 0: unknown.
+    bool is_wait = false;            // The timer is a wait's (ends early at EOF).
+    std::optional<tool_result> waiting;  // What the wait answers when its timer fires.
+    std::chrono::steady_clock::time_point started;
+    // The tool's name (at most 64 bytes) when debug lines were wanted as
+    // the call started; its end is logged when set.
+    std::string tool;
+    std::unique_ptr<batch_run> batch;
+    std::shared_ptr<rpc_group> group;
+  };
+
+  uint64_t accept(std::string_view id_json, std::string progress_token);
+  // Ends call seq with line (ignored when it was cancelled; empty: no answer).
+  void complete(uint64_t seq, std::string line);
+  // A piece of call seq's work came back: r, or nothing when it was
+  // cancelled. Ends a plain call; hands a batch's step result to the batch.
+  void deliver(uint64_t seq, std::optional<tool_result> r);
+  void submit_capture(uint64_t seq, capture_job job);
+  void log_call_end(const call_state& f, std::string_view line) const;
+  void send_progress(uint64_t seq);
+
+  // Timers owned by the loop; stop_timer closes and frees one.
+  uv_timer_t* start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire);
+  static void stop_timer(uv_timer_t*& t);
+
+  call_context ctx_;
+  simdjson::dom::parser empty_parser_;
+  simdjson::dom::object empty_args_;
+  batch_runner batches_;
+  uint64_t next_seq_ = 0;
+  std::unordered_map<uint64_t, call_state> calls_;
+  // Captures wait here for the pool: a few at a time go to it, and none
+  // while stdout is backed up, so finished images cannot pile up.
+  std::deque<capture_job> capture_backlog_;
+  size_t captures_in_pool_ = 0;
+  bool captures_held_ = false;  // The backlog waits for stdout to drain.
+  std::optional<std::chrono::steady_clock::time_point> last_input_;
+};
+
+}  // namespace cu
