@@ -160,19 +160,19 @@ def ensure_packages(required, optional=None, also=(), quiet_stderr=False):
             raise BenchError(f"could not install {' '.join(wanted)}")
 
 
-def start_xvfb(children, noreset=False):
+def start_xvfb(children):
     """Start Xvfb on a display number it picks itself; return the DISPLAY string.
 
-    noreset: pass -noreset, for a screen where no window stays open; without
-    it Xvfb would reset whenever its last client leaves (after the server,
-    and after every xdotool process), and an X client connecting during a
-    reset fails with "Can't open display".
+    Always with -noreset: without it Xvfb resets whenever its last client
+    leaves (the server, an xdotool process, a window that closes), and an X
+    client connecting during a reset fails with "Can't open display" (seen
+    once as an xterm that bench-input could not open).
     """
     read_fd, write_fd = os.pipe()
     try:
         children.start(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
                         f"{SCREEN_WIDTH}x{SCREEN_HEIGHT}x24", "-nolisten", "tcp",
-                        *(["-noreset"] if noreset else [])],
+                        "-noreset"],
                        pass_fds=(write_fd,), stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         os.close(write_fd)
