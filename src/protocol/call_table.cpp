@@ -36,7 +36,7 @@ class table_tool_call final : public tool_call {
     done_ = true;
     job.seq = seq_;
     job.id_json = reply_id();
-    t_.submit_capture(seq_, std::move(job));
+    t_.queue_capture(seq_, std::move(job));
   }
 
   void input(std::function<tool_result(input_context&, job_control&)> run,
@@ -288,7 +288,7 @@ void call_table::on_completion(completion& c) {
   }
 }
 
-void call_table::submit_capture(uint64_t seq, capture_job job) {
+void call_table::queue_capture(uint64_t seq, capture_job job) {
   call_state& f = calls_.at(seq);
   if (ctx_.cfg.screenshot_delay_secs > 0 && last_input_) {
     auto ready = *last_input_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -319,7 +319,7 @@ void call_table::capture_for_batch(uint64_t seq) {
   job.seq = seq;  // The batch's own seq, and no id: the result comes back raw.
   job.what = capture_job::kind::screenshot;
   job.area = ctx_.coords.area();
-  submit_capture(seq, std::move(job));
+  queue_capture(seq, std::move(job));
 }
 
 void call_table::pause_batch(uint64_t seq, uint64_t ms) {

@@ -127,7 +127,9 @@ class call_table {
   // A piece of call seq's work came back: r, or nothing when it was
   // cancelled. Ends a plain call; hands a batch's step result to the batch.
   void deliver(uint64_t seq, std::optional<tool_result> r);
-  void submit_capture(uint64_t seq, capture_job job);
+  // Queues a capture for the pool, after CU_SCREENSHOT_DELAY when input
+  // came just before; the pool gets it from capture_backlog_.
+  void queue_capture(uint64_t seq, capture_job job);
   void log_call_end(const call_state& f, std::string_view line) const;
   void send_progress(uint64_t seq);
 
