@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/completion_queue.h"
 #include "core/tool_result.h"
@@ -28,11 +29,14 @@ struct job_header {
 
 // The completion that ends job h: with r, or with nothing when the job was
 // cancelled (the loop then sends no answer for it).
-inline completion job_done(const job_header& h, std::optional<tool_result> r) {
+inline completion job_done(uint64_t seq, std::string_view id_json, std::optional<tool_result> r) {
   completion c;
-  c.seq = h.seq;
-  if (r) set_outcome(c, h.id_json, std::move(*r));
+  c.seq = seq;
+  if (r) set_outcome(c, id_json, std::move(*r));
   return c;
+}
+inline completion job_done(const job_header& h, std::optional<tool_result> r) {
+  return job_done(h.seq, h.id_json, std::move(r));
 }
 
 }  // namespace cu

@@ -106,7 +106,7 @@ void input_actor::stop() {
 }
 
 void input_actor::complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r) {
-  completion c = job_done(job_header{seq, std::string(id_json)}, std::move(r));
+  completion c = job_done(seq, id_json, std::move(r));
   c.was_input = true;
   done_.push(std::move(c));
 }
