@@ -38,6 +38,15 @@ int64_t next_error_code(server_process& s) {
   return error_code(*parse_json(*line));
 }
 
+// The protocolVersion the server answers an initialize asking for version.
+std::string negotiate(server_process& s, const std::string& version) {
+  auto init = s.request("initialize", R"({"protocolVersion":")" + version + "\"}");
+  REQUIRE(init);
+  std::string_view answered;
+  REQUIRE(init->root["result"]["protocolVersion"].get(answered) == simdjson::SUCCESS);
+  return std::string(answered);
+}
+
 }  // namespace
 
 TEST_CASE("initialize then tools/list returns the 24 tools in contract order") {
@@ -72,14 +81,9 @@ TEST_CASE("initialize then tools/list returns the 24 tools in contract order") {
 TEST_CASE("an unsupported protocol version is answered with the newest one") {
   xvfb x;
   server_process s(x.display());
-  auto init = s.request("initialize", R"({"protocolVersion":"1999-01-01"})");
-  std::string_view version;
-  REQUIRE(init->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
-  CHECK(version == "2025-11-25");
+  CHECK(negotiate(s, "1999-01-01") == "2025-11-25");
   for (const char* v : {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}) {
-    auto again = s.request("initialize", std::string(R"({"protocolVersion":")") + v + "\"}");
-    REQUIRE(again->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
-    CHECK(version == v);
+    CHECK(negotiate(s, v) == v);
   }
 }
 
@@ -434,10 +438,7 @@ TEST_CASE("initialize echoes each supported version, answers 2025-11-25 otherwis
 TEST_CASE("under 2025-03-26 a JSON-RPC batch array gets one array answer") {
   xvfb x;
   server_process s(x.display());
-  auto init = s.request("initialize", R"({"protocolVersion":"2025-03-26"})");
-  std::string_view version;
-  REQUIRE(init->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
-  REQUIRE(version == "2025-03-26");
+  REQUIRE(negotiate(s, "2025-03-26") == "2025-03-26");
   s.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
 
   SECTION("requests and a notification: one answer with the three responses") {
@@ -529,10 +530,7 @@ TEST_CASE("under 2025-03-26 a JSON-RPC batch array gets one array answer") {
 TEST_CASE("under 2025-06-18 an array gets a single -32600") {
   xvfb x;
   server_process s(x.display());
-  auto init = s.request("initialize", R"({"protocolVersion":"2025-06-18"})");
-  std::string_view version;
-  REQUIRE(init->root["result"]["protocolVersion"].get(version) == simdjson::SUCCESS);
-  REQUIRE(version == "2025-06-18");
+  REQUIRE(negotiate(s, "2025-06-18") == "2025-06-18");
   s.send(json_array({rpc("1", "ping"), rpc("2", "ping")}));
   auto line = s.read_line(5000);
   REQUIRE(line);
