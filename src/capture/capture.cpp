@@ -1,32 +1,191 @@
 #include "capture/capture.h"
 
+#include <algorithm>
 #include <memory>
 
+#include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
 #include "core/json_writer.h"
+#include "util/base64.h"
 #include "util/save_file.h"
 
 namespace cu {
 namespace {
 
-// Encodes the frame scaled to out_size and wraps it as an image result.
-tool_result finish(const frame& f, size2 out_size, bool save, const std::string& save_dir,
-                   const char* prefix, task_runner& runner,
-                   const std::array<int, 4>* region = nullptr) {
-  // Each strip of the encode gets its own scaler (its scratch row); the
+// Bytes of a result line besides the image's base64 and the request id:
+// the JSON-RPC envelope, the structured result, a save_to_disk text block.
+constexpr size_t kLineOverhead = 768;
+
+// The lowest JPEG quality tried to fit the budget; below it text turns to
+// mush, and a screen that needs less than this is sent over the budget.
+constexpr int kJpegWorstQuality = 30;
+
+// auto goes back to trying PNG when the PNG it expects is this far under
+// the budget (some margin, or a screen near the edge would flip formats
+// every frame).
+constexpr double kPngRetryShare = 0.8;
+
+// Image rows [first, last) whose area-averaging footprint may include
+// device rows [a, b) of an area dev_h tall shown dst_h tall.
+std::pair<int, int> image_rows(int a, int b, int dev_h, int dst_h) {
+  int first = int(int64_t(a) * dst_h / dev_h) - 1;
+  int last = int((int64_t(b) * dst_h + dev_h - 1) / dev_h) + 1;
+  return {std::max(0, first), std::min(dst_h, last)};
+}
+
+// Encodes one grabbed frame as the image a client gets, in the format the
+// configuration and the budget call for, using and updating mem.
+class frame_encoder {
+ public:
+  frame_encoder(const frame& f, size2 out, const capture_env& env, capture_memory& mem,
+                std::optional<uint64_t> mark, size_t max_image_bytes)
+      : f_(f), out_(out), env_(env), mem_(mem), mark_(mark), max_image_bytes_(max_image_bytes) {}
+
+  result<std::shared_ptr<const image_payload>> encode() {
+    switch (env_.format) {
+      case image_format::png: {
+        auto png = encode_png(SIZE_MAX);
+        if (!png) return png.take_error();
+        return make_image_payload(std::move(**png), "image/png");
+      }
+      case image_format::jpeg: return jpeg();
+      case image_format::automatic: break;
+    }
+    if (mem_.prefer_jpeg) {
+      auto j = jpeg();
+      // When the screen got simpler, PNG may fit again: try it next time.
+      if (j && double((*j)->bytes.size) * mem_.png_per_jpeg < kPngRetryShare * double(max_image_bytes_)) {
+        mem_.prefer_jpeg = false;
+      }
+      return j;
+    }
+    auto png = encode_png(max_image_bytes_);
+    if (!png) return png.take_error();
+    if (*png) return make_image_payload(std::move(**png), "image/png");
+    // Too big as PNG: JPEG this time, and first from now on.
+    auto j = jpeg();
+    if (j) {
+      mem_.prefer_jpeg = true;
+      mem_.png_per_jpeg = png_estimate() / double(std::max<size_t>(1, (*j)->bytes.size));
+    }
+    return j;
+  }
+
+ private:
+  // Each strip of an encode gets its own scaler (its scratch row); the
   // frame itself is only read.
-  auto make_filler = [&]() -> row_filler {
-    auto scaler = std::make_shared<area_scaler>(f.area.w, f.area.h, out_size.w, out_size.h,
-                                                f.layout);
-    return [scaler, &f](int y, uint8_t* row) { scaler->row(f.data, f.stride, y, row); };
-  };
-  auto png = encode_png_rgb_parallel(out_size.w, out_size.h, make_filler, runner);
-  if (!png) return tool_result::failure(png.err().message);
+  row_filler make_filler() const {
+    auto scaler = std::make_shared<area_scaler>(f_.area.w, f_.area.h, out_.w, out_.h, f_.layout);
+    const frame* f = &f_;
+    return [scaler, f](int y, uint8_t* row) { scaler->row(f->data, f->stride, y, row); };
+  }
+
+  // The PNG, reusing the strips of the last one that nothing was drawn on
+  // since; nothing when it would pass give_up_above bytes.
+  result<std::optional<byte_buffer>> encode_png(size_t give_up_above) {
+    std::vector<png_strip> strips = png_strip_layout(out_.h);
+    if (mark_ && env_.damage != nullptr && mem_.strips.size() == strips.size() &&
+        !strips.empty()) {
+      if (auto rows = env_.damage->rows_changed(mem_.strips_mark, f_.area)) {
+        strips = mem_.strips;
+        for (const auto& [a, b] : *rows) {
+          auto [first, last] = image_rows(a, b, f_.area.h, out_.h);
+          for (png_strip& s : strips) {
+            if (s.y0 < last && first < s.y1) s.deflated.reset();
+          }
+        }
+      }
+    }
+    auto png = encode_png_strips(out_.w, out_.h, strips, [this] { return make_filler(); },
+                                 env_.runner, give_up_above);
+    // The strips show the frame grabbed after mark_ (those not redone were
+    // not drawn on since): the next encode starts from them.
+    if (mark_) {
+      mem_.strips = std::move(strips);
+      mem_.strips_mark = *mark_;
+    } else {
+      mem_.strips.clear();
+    }
+    return png;
+  }
+
+  // What the whole PNG would have weighed, from the strips it got to.
+  double png_estimate() const {
+    size_t bytes = 0;
+    int rows = 0;
+    for (const png_strip& s : mem_.strips) {
+      if (!s.deflated) continue;
+      bytes += s.deflated->size;
+      rows += s.y1 - s.y0;
+    }
+    if (rows == 0) return double(max_image_bytes_);
+    return std::max(double(max_image_bytes_), double(bytes) * out_.h / rows);
+  }
+
+  // The JPEG at the best quality that fits (from the last one that did).
+  result<std::shared_ptr<const image_payload>> jpeg() {
+    int quality = mem_.jpeg_quality;
+    for (;;) {
+      auto j = encode_jpeg_rgb_parallel(out_.w, out_.h, [this] { return make_filler(); },
+                                        quality, env_.runner);
+      if (!j) return j.take_error();
+      if (j->size > max_image_bytes_ && quality > kJpegWorstQuality) {
+        quality = std::max(kJpegWorstQuality, quality - 15);
+        continue;
+      }
+      // Plenty of room: a better quality next time.
+      mem_.jpeg_quality = j->size * 2 < max_image_bytes_
+                              ? std::min(kJpegBestQuality, quality + 10)
+                              : quality;
+      return make_image_payload(std::move(*j), "image/jpeg");
+    }
+  }
+
+  const frame& f_;
+  size2 out_;
+  const capture_env& env_;
+  capture_memory& mem_;
+  std::optional<uint64_t> mark_;
+  size_t max_image_bytes_;
+};
+
+// Captures device area at image size out: the image the last capture of
+// the same area made when nothing was drawn on it since, else a new one.
+tool_result capture_image(grabber& g, const capture_job& job, const capture_env& env,
+                          const rect& area, size2 out, const char* prefix,
+                          const std::array<int, 4>* region) {
+  const capture_key key{area, out};
+  capture_memory mem = env.cache.find(key).value_or(capture_memory{});
+  // Everything drawn before this is in the grab below.
+  std::optional<uint64_t> mark = env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
+  std::shared_ptr<const image_payload> image;
+  bool unchanged = false;
+  if (mark && mem.image && !env.damage->touched(mem.image_mark, area)) {
+    image = mem.image;
+    unchanged = true;
+  } else {
+    auto f = g.grab(area);
+    if (!f) return tool_result::failure(f.err().message);
+    const size_t line_budget = env.max_result_bytes - std::min(env.max_result_bytes,
+                                                                kLineOverhead + job.id_json.size());
+    frame_encoder enc(*f, out, env, mem, mark, line_budget / 4 * 3);
+    auto encoded = enc.encode();
+    if (!encoded) return tool_result::failure(encoded.err().message);
+    image = std::move(*encoded);
+  }
+  if (mark) {
+    mem.image = image;
+    mem.image_mark = *mark;
+    env.cache.store(key, std::move(mem));
+  }
+
   std::string saved;
   std::string save_error;
-  if (save) {
-    auto path = save_png_file(save_dir, prefix, png->data.get(), png->size);
+  if (job.save_to_disk) {
+    const char* extension = std::string_view(image->mime_type) == "image/jpeg" ? "jpg" : "png";
+    auto path = save_image_file(env.save_dir, prefix, extension, image->bytes.data.get(),
+                                image->bytes.size);
     if (path) {
       saved = std::move(*path);
     } else {
@@ -34,24 +193,27 @@ tool_result finish(const frame& f, size2 out_size, bool save, const std::string&
     }
   }
   tool_result r;
-  r.add_image(std::move(*png));
+  r.add_image(image);
   if (!save_error.empty()) {
     // The capture itself worked: the model still gets the image, and an
     // error block says the file was not written.
     r.is_error = true;
     r.add_text("save_to_disk failed (the image above was captured, but not saved): " +
                save_error);
-  } else if (save) {
+  } else if (job.save_to_disk) {
     r.add_text("Saved to disk: " + saved);
   }
-  // The geometry, for clients that read structuredContent.
+  // The geometry and format, for clients that read structuredContent.
   json_writer j(r.structured);
-  j.begin_object().key("image").begin_object().key("width").number(int64_t(out_size.w));
-  j.key("height").number(int64_t(out_size.h)).end_object();
-  j.key("device").begin_object().key("x").number(int64_t(f.area.x));
-  j.key("y").number(int64_t(f.area.y)).key("width").number(int64_t(f.area.w));
-  j.key("height").number(int64_t(f.area.h)).end_object();
-  j.key("scale").number(double(f.area.w) / double(out_size.w));
+  j.begin_object().key("image").begin_object().key("width").number(int64_t(out.w));
+  j.key("height").number(int64_t(out.h)).end_object();
+  j.key("device").begin_object().key("x").number(int64_t(area.x));
+  j.key("y").number(int64_t(area.y)).key("width").number(int64_t(area.w));
+  j.key("height").number(int64_t(area.h)).end_object();
+  j.key("scale").number(double(area.w) / double(out.w));
+  j.key("format").string(image->format());
+  j.key("bytes").number(int64_t(image->bytes.size));
+  j.key("unchanged").boolean(unchanged);
   if (region != nullptr) {
     j.key("region").begin_array();
     for (int v : *region) j.number(int64_t(v));
@@ -64,8 +226,8 @@ tool_result finish(const frame& f, size2 out_size, bool save, const std::string&
 
 }  // namespace
 
-tool_result run_capture(grabber& g, const capture_job& job, const std::string& save_dir,
-                        task_runner& runner, std::optional<coord_session>* established) {
+tool_result run_capture(grabber& g, const capture_job& job, const capture_env& env,
+                        std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
   if (!screen) return tool_result::failure(screen.err().message);
   // Which screen a session made now belongs to.
@@ -79,9 +241,8 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
     rect area = job.area ? intersect(*job.area, *screen) : *screen;
     if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
     coord_session session = stamp(make_session(area));
-    auto f = g.grab(area);
-    if (!f) return tool_result::failure(f.err().message);
-    tool_result r = finish(*f, session.image, job.save_to_disk, save_dir, "screenshot", runner);
+    tool_result r =
+        capture_image(g, job, env, area, session.image, "screenshot", nullptr);
     // The model sees the image whenever there is one (a failed save_to_disk
     // included), so coordinates refer to it from now on.
     if (r.has_image()) *established = session;
@@ -105,9 +266,9 @@ tool_result run_capture(grabber& g, const capture_job& job, const std::string& s
   // The screen may have shrunk since the session was made.
   rect area = intersect(*device, *screen);
   if (area.w == 0) return tool_result::failure("the zoom region is no longer on screen");
-  auto f = g.grab(area);
-  if (!f) return tool_result::failure(f.err().message);
-  return finish(*f, {area.w, area.h}, job.save_to_disk, save_dir, "zoom", runner, &job.region);
+  // Full device resolution, within the same caps as a screenshot.
+  size2 out = image_size_for({area.w, area.h});
+  return capture_image(g, job, env, area, out, "zoom", &job.region);
 }
 
 }  // namespace cu

@@ -1,21 +1,35 @@
 // Owns: what one capture job does, from grab to finished tool result:
-// grab, scale, encode, optionally save.
+// answer from the cache when nothing was drawn, else grab, scale, choose the
+// format, encode (redoing only the PNG strips drawn on), optionally save.
 // Thread affinity: a capture worker thread (it uses that worker's grabber).
 #pragma once
 
 #include <optional>
+#include <string>
 
+#include "capture/cache.h"
+#include "capture/damage.h"
 #include "capture/grabber.h"
 #include "capture/pool.h"
 #include "capture/task_runner.h"
 #include "core/tool_result.h"
+#include "util/config.h"
 
 namespace cu {
 
-// Runs job on g, spreading the encode over runner. When the job establishes
-// a coordinate session (every screenshot; a zoom that had none), it is
-// stored in *established.
-tool_result run_capture(grabber& g, const capture_job& job, const std::string& save_dir,
-                        task_runner& runner, std::optional<coord_session>* established);
+// What every capture uses besides its job and its worker's grabber.
+struct capture_env {
+  const std::string& save_dir;
+  task_runner& runner;
+  damage_monitor* damage;  // Null: no record of changes (nothing is reused).
+  capture_cache& cache;
+  image_format format;
+  size_t max_result_bytes;  // For image_format::automatic.
+};
+
+// Runs job on g. When the job establishes a coordinate session (every
+// screenshot; a zoom that had none), it is stored in *established.
+tool_result run_capture(grabber& g, const capture_job& job, const capture_env& env,
+                        std::optional<coord_session>* established);
 
 }  // namespace cu

@@ -3,7 +3,9 @@
 #include <spng.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,31 +85,21 @@ void put_be32(uint8_t* p, uint32_t v) {
   p[3] = uint8_t(v);
 }
 
-// Rows [y0, y1) of the image, filtered and deflated as a run of raw deflate
-// blocks. A strip that is not the last ends in a full flush: byte-aligned,
-// not final, with no reference back into it, so the next strip's blocks can
-// simply follow.
-struct strip {
-  int y0 = 0;
-  int y1 = 0;
-  bool last = false;
-  byte_buffer out;
-  uint32_t adler = 1;  // Adler-32 of the filtered rows, for the zlib trailer.
-  size_t raw_bytes = 0;
-  std::optional<error> failed;
-};
-
-void deflate_strip(int width, const row_filler& fill_row, strip& s) {
+// Rows [s.y0, s.y1) of the image, filtered and deflated as a run of raw
+// deflate blocks into s. A strip that is not the last ends in a full flush:
+// byte-aligned, not final, with no reference back into it, so the next
+// strip's blocks can simply follow. Each strip is a deflate stream of its
+// own, so none refers to another either.
+result<bool> deflate_strip(int width, const row_filler& fill_row, png_strip& s, bool last) {
   const size_t rgb_bytes = size_t(width) * 3;
   s.raw_bytes = (rgb_bytes + 1) * size_t(s.y1 - s.y0);
+  s.adler = 1;
   // Screens deflate to well under half their raw size; noise that does not
   // makes the buffer grow below.
   size_t cap = s.raw_bytes / 2 + 4096;
-  s.out.data.reset(static_cast<uint8_t*>(std::malloc(cap)));
-  if (!s.out.data) {
-    s.failed = make_error(errc::io, "out of memory for the PNG");
-    return;
-  }
+  byte_buffer out;
+  out.data.reset(static_cast<uint8_t*>(std::malloc(cap)));
+  if (!out.data) return make_error(errc::io, "out of memory for the PNG");
   // The stream state and the level-1 hash tables are a few hundred KiB:
   // keep one set per thread instead of allocating (and faulting in) them for
   // every strip. isal_deflate_init resets what matters.
@@ -122,10 +114,11 @@ void deflate_strip(int width, const row_filler& fill_row, strip& s) {
   z->level_buf = tls->level_buf;
   z->level_buf_size = sizeof tls->level_buf;
   z->gzip_flag = IGZIP_DEFLATE;
-  z->next_out = s.out.data.get();
+  z->next_out = out.data.get();
   z->avail_out = uint32_t(cap);
 
-  std::vector<uint8_t> row(rgb_bytes + 1);
+  thread_local std::vector<uint8_t> row;
+  row.resize(rgb_bytes + 1);
   for (int y = s.y0; y < s.y1; ++y) {
     fill_row(y, row.data() + 1);
     sub_filter(row.data(), rgb_bytes);
@@ -133,32 +126,28 @@ void deflate_strip(int width, const row_filler& fill_row, strip& s) {
     const bool final_row = y == s.y1 - 1;
     z->next_in = row.data();
     z->avail_in = uint32_t(row.size());
-    z->end_of_stream = final_row && s.last;
-    z->flush = final_row && !s.last ? FULL_FLUSH : NO_FLUSH;
+    z->end_of_stream = final_row && last;
+    z->flush = final_row && !last ? FULL_FLUSH : NO_FLUSH;
     do {
       if (z->avail_out == 0) {
-        size_t used = size_t(z->next_out - s.out.data.get());
+        size_t used = size_t(z->next_out - out.data.get());
         cap = cap * 3 / 2;
-        auto* grown = static_cast<uint8_t*>(std::realloc(s.out.data.get(), cap));
-        if (grown == nullptr) {
-          s.failed = make_error(errc::io, "out of memory for the PNG");
-          return;
-        }
-        (void)s.out.data.release();
-        s.out.data.reset(grown);
+        auto* grown = static_cast<uint8_t*>(std::realloc(out.data.get(), cap));
+        if (grown == nullptr) return make_error(errc::io, "out of memory for the PNG");
+        (void)out.data.release();
+        out.data.reset(grown);
         z->next_out = grown + used;
         z->avail_out = uint32_t(cap - used);
       }
-      if (isal_deflate(z) != COMP_OK) {
-        s.failed = make_error(errc::io, "PNG encoding failed in igzip");
-        return;
-      }
+      if (isal_deflate(z) != COMP_OK) return make_error(errc::io, "PNG encoding failed in igzip");
       // Input consumed and room left over means everything, flush included,
       // is out; the last strip also waits for the end of the stream.
     } while (z->avail_in > 0 || z->avail_out == 0 ||
              (z->end_of_stream && z->internal_state.state != ZSTATE_END));
   }
-  s.out.size = z->total_out;
+  out.size = z->total_out;
+  s.deflated = std::make_shared<const byte_buffer>(std::move(out));
+  return true;
 }
 
 // Folds the Adler-32 of a second run of bytes (len2 long) into the first's,
@@ -179,14 +168,13 @@ uint32_t adler32_combine(uint32_t a1, uint32_t a2, size_t len2) {
 
 // Joins the strips into one PNG: signature, IHDR, one IDAT holding a zlib
 // stream (header, the strips' blocks, Adler-32), IEND.
-result<byte_buffer> assemble_png(int width, int height, std::vector<strip>& strips) {
+result<byte_buffer> assemble_png(int width, int height, const std::vector<png_strip>& strips) {
   static constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   static constexpr uint8_t kIend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
   size_t idat_len = 2 + 4;  // zlib header and trailer.
   uint32_t adler = 1;
-  for (strip& s : strips) {
-    if (s.failed) return std::move(*s.failed);
-    idat_len += s.out.size;
+  for (const png_strip& s : strips) {
+    idat_len += s.deflated->size;
     adler = &s == &strips.front() ? s.adler : adler32_combine(adler, s.adler, s.raw_bytes);
   }
   const size_t total = 8 + 25 + 8 + idat_len + 4 + 12;
@@ -209,10 +197,9 @@ result<byte_buffer> assemble_png(int width, int height, std::vector<strip>& stri
   // CMF 0x78: deflate with a 32 KiB window; FLG 0x01: fastest, check bits.
   *q++ = 0x78;
   *q++ = 0x01;
-  for (strip& s : strips) {
-    memcpy(q, s.out.data.get(), s.out.size);
-    q += s.out.size;
-    s.out.data.reset();
+  for (const png_strip& s : strips) {
+    memcpy(q, s.deflated->data.get(), s.deflated->size);
+    q += s.deflated->size;
   }
   put_be32(q, adler);
   q += 4;
@@ -222,30 +209,81 @@ result<byte_buffer> assemble_png(int width, int height, std::vector<strip>& stri
   return png;
 }
 
-// Splits rows into strips of at least this many, so small images (zoom
-// crops) stay in one piece.
-constexpr int kMinStripRows = 64;
+// Rows per strip: small enough that a change of a few lines of text
+// redoes little, large enough that the flush at each end costs nothing
+// measurable.
+constexpr int kStripRows = 32;
 
-result<byte_buffer> encode_isal(int width, int height, int strip_count,
-                                const std::function<row_filler()>& make_filler,
-                                task_runner* runner) {
-  strip_count = std::max(1, std::min(strip_count, height / kMinStripRows));
-  std::vector<strip> strips(static_cast<size_t>(strip_count));
-  for (int i = 0; i < strip_count; ++i) {
-    strips[size_t(i)].y0 = int(int64_t(height) * i / strip_count);
-    strips[size_t(i)].y1 = int(int64_t(height) * (i + 1) / strip_count);
-    strips[size_t(i)].last = i == strip_count - 1;
+// Deflates the strips without bytes on up to `parallel` threads (runner may
+// be null: here), each taking a contiguous run, and joins them. Nothing
+// when the bytes passed give_up_above.
+result<std::optional<byte_buffer>> encode_isal(int width, int height,
+                                               std::vector<png_strip>& strips,
+                                               const std::function<row_filler()>& make_filler,
+                                               task_runner* runner, int parallel,
+                                               size_t give_up_above) {
+  std::vector<size_t> todo;
+  size_t kept = 0;
+  for (size_t i = 0; i < strips.size(); ++i) {
+    if (strips[i].deflated) {
+      kept += strips[i].deflated->size;
+    } else {
+      todo.push_back(i);
+    }
   }
-  if (strip_count == 1 || runner == nullptr) {
-    for (strip& s : strips) deflate_strip(width, make_filler(), s);
+  std::atomic<size_t> total{kept};
+  std::atomic<bool> too_big{kept > give_up_above};
+  std::mutex failure_mu;
+  std::optional<error> failure;
+  auto run = [&](size_t from, size_t to) {
+    row_filler fill = make_filler();
+    for (size_t k = from; k < to && !too_big.load(std::memory_order_relaxed); ++k) {
+      png_strip& s = strips[todo[k]];
+      result<bool> st = deflate_strip(width, fill, s, todo[k] == strips.size() - 1);
+      if (!st) {
+        std::lock_guard<std::mutex> lock(failure_mu);
+        failure = st.take_error();
+        too_big = true;
+        return;
+      }
+      if (total.fetch_add(s.deflated->size) + s.deflated->size > give_up_above) too_big = true;
+    }
+  };
+  const size_t parts = runner == nullptr ? 1 : std::min<size_t>(size_t(parallel), todo.size());
+  if (parts <= 1) {
+    run(0, todo.size());
   } else {
     std::vector<std::function<void()>> tasks;
-    for (strip& s : strips) {
-      tasks.emplace_back([&, sp = &s] { deflate_strip(width, make_filler(), *sp); });
+    for (size_t p = 0; p < parts; ++p) {
+      tasks.emplace_back([&, p] { run(todo.size() * p / parts, todo.size() * (p + 1) / parts); });
     }
     runner->run_all(tasks);
   }
-  return assemble_png(width, height, strips);
+  if (failure) return std::move(*failure);
+  if (too_big) return std::optional<byte_buffer>();
+  auto png = assemble_png(width, height, strips);
+  if (!png) return png.take_error();
+  return std::optional<byte_buffer>(std::move(*png));
+}
+
+std::vector<png_strip> strip_layout(int height, int count) {
+  std::vector<png_strip> strips(size_t(std::max(1, count)));
+  for (size_t i = 0; i < strips.size(); ++i) {
+    strips[i].y0 = int(int64_t(height) * int64_t(i) / int64_t(strips.size()));
+    strips[i].y1 = int(int64_t(height) * int64_t(i + 1) / int64_t(strips.size()));
+  }
+  return strips;
+}
+
+result<byte_buffer> encode_isal_whole(int width, int height, int count,
+                                      const std::function<row_filler()>& make_filler,
+                                      task_runner* runner) {
+  // Small images (zoom crops) stay in one piece.
+  constexpr int kMinStripRows = 64;
+  std::vector<png_strip> strips = strip_layout(height, std::min(count, std::max(1, height / kMinStripRows)));
+  auto png = encode_isal(width, height, strips, make_filler, runner, kParallelStrips, SIZE_MAX);
+  if (!png) return png.take_error();
+  return std::move(**png);
 }
 
 #endif
@@ -257,7 +295,7 @@ result<byte_buffer> encode_png_rgb(int width, int height, const row_filler& fill
   if (width <= 0 || height <= 0) return make_error(errc::invalid_argument, "empty image");
 #if CU_HAVE_ISAL
   if (engine == png_engine::fastest) {
-    return encode_isal(width, height, 1, [&] { return fill_row; }, nullptr);
+    return encode_isal_whole(width, height, 1, [&] { return fill_row; }, nullptr);
   }
 #else
   (void)engine;
@@ -270,11 +308,37 @@ result<byte_buffer> encode_png_rgb_parallel(int width, int height,
                                             task_runner& runner) {
   if (width <= 0 || height <= 0) return make_error(errc::invalid_argument, "empty image");
 #if CU_HAVE_ISAL
-  return encode_isal(width, height, kParallelStrips, make_filler, &runner);
+  return encode_isal_whole(width, height, kParallelStrips, make_filler, &runner);
 #else
   (void)runner;
   return encode_spng(width, height, make_filler());
 #endif
+}
+
+std::vector<png_strip> png_strip_layout(int height) {
+#if CU_HAVE_ISAL
+  if (height <= 0) return {};
+  return strip_layout(height, (height + kStripRows - 1) / kStripRows);
+#else
+  (void)height;
+  return {};
+#endif
+}
+
+result<std::optional<byte_buffer>> encode_png_strips(
+    int width, int height, std::vector<png_strip>& strips,
+    const std::function<row_filler()>& make_filler, task_runner& runner, size_t give_up_above) {
+  if (width <= 0 || height <= 0) return make_error(errc::invalid_argument, "empty image");
+#if CU_HAVE_ISAL
+  if (!strips.empty()) {
+    return encode_isal(width, height, strips, make_filler, &runner, kParallelStrips,
+                       give_up_above);
+  }
+#endif
+  auto png = encode_png_rgb_parallel(width, height, make_filler, runner);
+  if (!png) return png.take_error();
+  if (png->size > give_up_above) return std::optional<byte_buffer>();
+  return std::optional<byte_buffer>(std::move(*png));
 }
 
 const char* png_fastest_engine_name() { return CU_HAVE_ISAL ? "isa-l" : "libspng"; }

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "core/byte_buffer.h"
 #include "util/result.h"
@@ -39,6 +41,31 @@ result<byte_buffer> encode_png_rgb(int width, int height, const row_filler& fill
 result<byte_buffer> encode_png_rgb_parallel(int width, int height,
                                             const std::function<row_filler()>& make_filler,
                                             task_runner& runner);
+
+// One horizontal strip of a PNG's image data, filtered and deflated on its
+// own: its deflate blocks end byte-aligned and refer to nothing before the
+// strip, so a strip whose rows did not change can be kept from an earlier
+// encode of the same image size and joined with new ones.
+struct png_strip {
+  int y0 = 0;
+  int y1 = 0;
+  std::shared_ptr<const byte_buffer> deflated;  // Null: to be encoded.
+  uint32_t adler = 1;    // Adler-32 of the strip's filtered rows.
+  size_t raw_bytes = 0;  // Their length.
+};
+
+// The strips an image of this height is cut into; empty when strips cannot
+// be kept (without ISA-L, libspng encodes the image in one piece).
+std::vector<png_strip> png_strip_layout(int height);
+
+// Deflates the strips that have no bytes yet, several at once through
+// runner, and joins every strip into one PNG. When the deflated bytes pass
+// give_up_above, it stops early and answers nothing: the PNG would be too
+// big. make_filler is called once per run of strips, from the thread that
+// encodes it, for a filler with its own scratch state.
+result<std::optional<byte_buffer>> encode_png_strips(
+    int width, int height, std::vector<png_strip>& strips,
+    const std::function<row_filler()>& make_filler, task_runner& runner, size_t give_up_above);
 
 // The engine `fastest` resolves to in this build: "isa-l" or "libspng".
 const char* png_fastest_engine_name();

@@ -9,7 +9,7 @@
 namespace cu {
 
 capture_pool::capture_pool(capture_config config, completion_queue& done)
-    : config_(std::move(config)), done_(done) {
+    : config_(std::move(config)), done_(done), damage_(config_.display, *config_.generation) {
   int n = std::max(2, config_.workers);
   threads_.reserve(size_t(n));
   for (int i = 0; i < n; ++i) threads_.emplace_back(&capture_pool::worker_main, this, i);
@@ -70,7 +70,9 @@ void capture_pool::worker_main(int index) {
       queue_.pop_front();
     }
     std::optional<coord_session> session;
-    tool_result r = run_capture(g, job, config_.save_dir, *this, &session);
+    const capture_env env{config_.save_dir, *this,   &damage_,
+                          cache_,           config_.format, config_.max_result_bytes};
+    tool_result r = run_capture(g, job, env, &session);
     completion c = job_done(job, std::move(r));
     c.was_capture = true;
     c.session = std::move(session);

@@ -1,5 +1,6 @@
 // Owns: the capture worker pool. Each worker thread owns a grabber (its own
-// X connection and SHM segment); jobs are taken from one shared queue, and
+// X connection and SHM segment); all share the record of screen changes and
+// the cache of what the last captures left; jobs are taken from one shared queue, and
 // each job ends in exactly one completion pushed to the loop. A worker may
 // also lend a hand with another worker's job: run_all queues the parts of one
 // encode, idle workers take them before new jobs, and the asking worker runs
@@ -18,11 +19,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/geometry.h"
+#include "capture/cache.h"
+#include "capture/damage.h"
 #include "capture/task_runner.h"
+#include "core/geometry.h"
 #include "core/completion_queue.h"
 #include "core/job.h"
 #include "core/generation.h"
+#include "util/config.h"
 
 namespace cu {
 
@@ -43,6 +47,8 @@ struct capture_config {
   std::string save_dir;
   int workers = 2;
   server_generation* generation = nullptr;  // Required.
+  image_format format = image_format::automatic;
+  size_t max_result_bytes = 1000000;
 };
 
 class capture_pool final : public task_runner {
@@ -63,6 +69,10 @@ class capture_pool final : public task_runner {
 
   int workers() const { return int(threads_.size()); }
 
+  // The record of screen changes (the settle before a screenshot that
+  // follows input asks it when the screen last changed).
+  const damage_monitor& damage() const { return damage_; }
+
   // task_runner: for the worker threads' own encodes.
   void run_all(std::span<const std::function<void()>> tasks) override;
 
@@ -79,6 +89,8 @@ class capture_pool final : public task_runner {
 
   capture_config config_;
   completion_queue& done_;
+  damage_monitor damage_;
+  capture_cache cache_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable helped_;  // A helper task finished.

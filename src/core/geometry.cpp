@@ -33,6 +33,18 @@ size2 model_resolution_for(size2 device) {
   return best;
 }
 
+size2 image_size_for(size2 device) {
+  size2 model = model_resolution_for(device);
+  if (model != device) return model;
+  const double area = double(device.w) * double(device.h);
+  double scale = std::min(std::sqrt(double(kMaxImageArea) / area),
+                          double(kMaxImageEdge) / double(std::max(device.w, device.h)));
+  if (scale >= 1) return device;
+  // Rounded down, so both limits hold; never below one pixel.
+  return size2{std::max(1, int(double(device.w) * scale)),
+               std::max(1, int(double(device.h) * scale))};
+}
+
 rect intersect(const rect& a, const rect& b) {
   int x0 = std::max(a.x, b.x), y0 = std::max(a.y, b.y);
   int x1 = std::min(a.x + a.w, b.x + b.w), y1 = std::min(a.y + a.h, b.y + b.h);
@@ -43,7 +55,7 @@ rect intersect(const rect& a, const rect& b) {
 coord_session make_session(rect device) {
   coord_session s;
   s.device = device;
-  s.image = model_resolution_for({device.w, device.h});
+  s.image = image_size_for({device.w, device.h});
   return s;
 }
 

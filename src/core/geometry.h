@@ -54,10 +54,22 @@ struct coord_session {
 // ratio wins. Otherwise the device size itself (no scaling).
 size2 model_resolution_for(size2 device);
 
+// The most pixels an image is sent with: 1366x768's area, and this long
+// edge. Clients refuse bigger images (or bill them heavily), and a
+// screenshot this size reads well.
+constexpr int64_t kMaxImageArea = 1366 * 768;
+constexpr int kMaxImageEdge = 1568;
+
+// The image size a device area is captured at: its model resolution when
+// its aspect has one (model_resolution_for); otherwise its own size when
+// that fits kMaxImageArea and kMaxImageEdge, else scaled down, aspect kept,
+// to fit both.
+size2 image_size_for(size2 device);
+
 // The overlap of two rectangles; empty (all zero) when they do not meet.
 rect intersect(const rect& a, const rect& b);
 
-// The session a capture of this device area establishes.
+// The session a capture of this device area establishes (image_size_for).
 coord_session make_session(rect device);
 
 // Maps an image-space point to the device pixel at the centre of its

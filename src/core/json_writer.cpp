@@ -187,4 +187,12 @@ json_writer& json_writer::base64(const uint8_t* data, size_t n) {
   return *this;
 }
 
+json_writer& json_writer::plain_string(std::string_view s) {
+  before_value();
+  out_.push_back('"');
+  out_.append(s);
+  out_.push_back('"');
+  return *this;
+}
+
 }  // namespace cu

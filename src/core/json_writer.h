@@ -35,6 +35,9 @@ class json_writer {
   // A string value holding the base64 encoding of data, encoded straight
   // into the output with one resize and no intermediate copy.
   json_writer& base64(const uint8_t* data, size_t n);
+  // A string value whose characters need no escaping (base64 text), copied
+  // as it is.
+  json_writer& plain_string(std::string_view s);
 
   std::string& out() { return out_; }
 

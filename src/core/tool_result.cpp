@@ -27,12 +27,29 @@ tool_result& tool_result::add_text(std::string t) {
   return *this;
 }
 
-tool_result& tool_result::add_image(byte_buffer png) {
+const char* image_payload::format() const {
+  return std::string_view(mime_type) == "image/jpeg" ? "jpeg" : "png";
+}
+
+std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
+                                                        const char* mime_type) {
+  auto p = std::make_shared<image_payload>();
+  base64_append(p->base64, bytes.data.get(), bytes.size);
+  p->bytes = std::move(bytes);
+  p->mime_type = mime_type;
+  return p;
+}
+
+tool_result& tool_result::add_image(std::shared_ptr<const image_payload> image) {
   content_block b;
   b.type = content_block::kind::image;
-  b.png = std::move(png);
+  b.image = std::move(image);
   content.push_back(std::move(b));
   return *this;
+}
+
+tool_result& tool_result::add_png(byte_buffer png) {
+  return add_image(make_image_payload(std::move(png), "image/png"));
 }
 
 bool tool_result::has_image() const {
@@ -46,7 +63,7 @@ std::string render_tool_response(std::string_view id_json, const tool_result& r)
   // Size the line once: the base64 payloads dominate it.
   size_t reserve = 128 + id_json.size() + r.structured.size();
   for (const content_block& b : r.content) {
-    reserve += 64 + (b.type == content_block::kind::image ? base64_encoded_size(b.png.size)
+    reserve += 64 + (b.type == content_block::kind::image ? b.image->base64.size()
                                                           : b.text.size() + b.text.size() / 8);
   }
   std::string out;
@@ -58,8 +75,8 @@ std::string render_tool_response(std::string_view id_json, const tool_result& r)
     w.begin_object();
     if (b.type == content_block::kind::image) {
       w.key("type").string("image");
-      w.key("data").base64(b.png.data.get(), b.png.size);
-      w.key("mimeType").string("image/png");
+      w.key("data").plain_string(b.image->base64);
+      w.key("mimeType").string(b.image->mime_type);
     } else {
       w.key("type").string("text").key("text").string(b.text);
     }

@@ -4,6 +4,7 @@
 // base64 image is encoded once, straight into the line the loop writes.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,10 +14,24 @@
 
 namespace cu {
 
+// An encoded image as a client receives it. Shared, because an unchanged
+// screen is answered with the same image again.
+struct image_payload {
+  byte_buffer bytes;            // The PNG or JPEG file.
+  std::string base64;           // bytes, base64-encoded once.
+  const char* mime_type = "image/png";
+  // The structured result's name for the format: "png" or "jpeg".
+  const char* format() const;
+};
+
+// Makes the payload of an encoded image (base64-encoding it).
+std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
+                                                        const char* mime_type);
+
 struct content_block {
   enum class kind { text, image } type = kind::text;
-  std::string text;    // For text blocks.
-  byte_buffer png;     // For image blocks (image/png).
+  std::string text;                            // For text blocks.
+  std::shared_ptr<const image_payload> image;  // For image blocks.
 };
 
 struct tool_result {
@@ -31,7 +46,9 @@ struct tool_result {
   // A JSON object answer: the same text as a text block and as structuredContent.
   static tool_result json(std::string object_json);
   tool_result& add_text(std::string t);
-  tool_result& add_image(byte_buffer png);
+  tool_result& add_image(std::shared_ptr<const image_payload> image);
+  // A PNG file as an image block.
+  tool_result& add_png(byte_buffer png);
   bool has_image() const;
 };
 

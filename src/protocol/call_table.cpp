@@ -289,29 +289,56 @@ void call_table::on_completion(completion& c) {
 }
 
 void call_table::queue_capture(uint64_t seq, capture_job job) {
-  call_state& f = calls_.at(seq);
-  if (ctx_.cfg.screenshot_delay_secs > 0 && last_input_) {
-    auto ready = *last_input_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(ctx_.cfg.screenshot_delay_secs));
-    auto now = std::chrono::steady_clock::now();
-    if (ready > now) {
-      // Wait out CU_SCREENSHOT_DELAY, so the screen has settled after input.
-      auto ms = std::chrono::ceil<std::chrono::milliseconds>(ready - now).count();
-      f.at = where::settle;
-      f.timer = start_timer(uint64_t(ms), 0, [this, seq, job = std::move(job)]() mutable {
-        auto it = calls_.find(seq);
-        if (it == calls_.end()) return;
-        stop_timer(it->second.timer);
-        it->second.at = where::pool;
-        capture_backlog_.push_back(std::move(job));
-        pump_captures();
-      });
-      return;
-    }
+  auto ready = settled_at();
+  if (ready) {
+    // Input came just before: the screen may still be changing.
+    call_state& f = calls_.at(seq);
+    f.at = where::settle;
+    f.settle_job = std::move(job);
+    arm_settle(seq, *ready);
+    return;
   }
-  f.at = where::pool;
+  calls_.at(seq).at = where::pool;
   capture_backlog_.push_back(std::move(job));
   pump_captures();
+}
+
+std::optional<std::chrono::steady_clock::time_point> call_table::settled_at() const {
+  using clock = std::chrono::steady_clock;
+  if (ctx_.cfg.screenshot_delay_secs <= 0 || !last_input_) return std::nullopt;
+  auto secs = [](double s) {
+    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
+  };
+  // The bound: CU_SCREENSHOT_DELAY after the input, whatever the screen does.
+  const clock::time_point bound = *last_input_ + secs(ctx_.cfg.screenshot_delay_secs);
+  clock::time_point ready = bound;
+  const damage_monitor& damage = ctx_.pool.damage();
+  if (damage.watching()) {
+    // Quiet for CU_SETTLE_QUIET_MS since the input and since the last change.
+    clock::time_point quiet_from = *last_input_;
+    if (auto changed = damage.last_change(); changed && *changed > quiet_from) {
+      quiet_from = *changed;
+    }
+    ready = std::min(bound, quiet_from + secs(ctx_.cfg.settle_quiet_ms / 1000));
+  }
+  if (ready <= clock::now()) return std::nullopt;
+  return ready;
+}
+
+void call_table::arm_settle(uint64_t seq, std::chrono::steady_clock::time_point ready) {
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(ready - std::chrono::steady_clock::now());
+  calls_.at(seq).timer = start_timer(uint64_t(std::max<int64_t>(0, ms.count())), 0, [this, seq] {
+    auto it = calls_.find(seq);
+    if (it == calls_.end()) return;
+    call_state& f = it->second;
+    stop_timer(f.timer);
+    // The screen changed while we waited: wait for quiet again.
+    if (auto again = settled_at()) return arm_settle(seq, *again);
+    f.at = where::pool;
+    capture_backlog_.push_back(std::move(*f.settle_job));
+    f.settle_job.reset();
+    pump_captures();
+  });
 }
 
 void call_table::capture_for_batch(uint64_t seq) {

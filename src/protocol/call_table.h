@@ -113,6 +113,7 @@ class call_table {
     double progress_total = 0;       // Seconds (wait, hold_key); 0: unknown.
     bool is_wait = false;            // The timer is a wait's (ends early at EOF).
     std::optional<tool_result> waiting;  // What the wait answers when its timer fires.
+    std::optional<capture_job> settle_job;  // The capture waiting for the screen to settle.
     std::chrono::steady_clock::time_point started;
     // The tool's name (at most 64 bytes) when debug lines were wanted as
     // the call started; its end is logged when set.
@@ -127,9 +128,17 @@ class call_table {
   // A piece of call seq's work came back: r, or nothing when it was
   // cancelled. Ends a plain call; hands a batch's step result to the batch.
   void deliver(uint64_t seq, std::optional<tool_result> r);
-  // Queues a capture for the pool, after CU_SCREENSHOT_DELAY when input
+  // Queues a capture for the pool, once the screen has settled when input
   // came just before; the pool gets it from capture_backlog_.
   void queue_capture(uint64_t seq, capture_job job);
+  // When a capture queued now may start: nothing for at once. After input,
+  // once the screen (X DAMAGE) has been quiet for CU_SETTLE_QUIET_MS since
+  // the input and since its last change, and CU_SCREENSHOT_DELAY after the
+  // input at the latest (without DAMAGE, then).
+  std::optional<std::chrono::steady_clock::time_point> settled_at() const;
+  // Starts call seq's settle timer for ready; when it fires, the capture
+  // goes to the pool, or waits again if the screen changed meanwhile.
+  void arm_settle(uint64_t seq, std::chrono::steady_clock::time_point ready);
   void log_call_end(const call_state& f, std::string_view line) const;
   void send_progress(uint64_t seq);
 

@@ -17,7 +17,7 @@ namespace {
   R"({"type":"string","description":"Modifier keys to hold during the action, joined)" \
   R"( by '+', e.g. 'ctrl' or 'shift+alt'."})"
 #define CU_SAVE_TO_DISK                                                                \
-  R"({"type":"boolean","description":"Also write the PNG to CU_SAVE_DIR and return)"   \
+  R"({"type":"boolean","description":"Also write the image to CU_SAVE_DIR and return)" \
   R"( its path in a text block.","default":false})"
 
 // What a computer_batch step may name: every tool but computer_batch itself,
@@ -48,16 +48,21 @@ constexpr std::string_view kClickSchema =
   R"(,"y":)" CU_INT R"(,"width":)" CU_INT R"(,"height":)" CU_INT R"(},)"                 \
   R"("required":["x","y","width","height"],"description":"The captured area in root)"   \
   R"( window pixels."},"scale":{"type":"number","description":"Device pixels per image)" \
-  R"( pixel."},"saved_to":{"type":"string","description":"The PNG's path, with)"         \
+  R"( pixel."},"format":{"type":"string","enum":["png","jpeg"],"description":"What)"    \
+  R"( the image block holds (CU_IMAGE_FORMAT; auto sends JPEG when the PNG would not)"  \
+  R"( fit CU_MAX_RESULT_BYTES)."},"bytes":{"type":"integer","description":"The)"         \
+  R"( image file's size."},"unchanged":{"type":"boolean","description":"Nothing was)"    \
+  R"( drawn in the area since its last capture: the same image again."},)"              \
+  R"("saved_to":{"type":"string","description":"The image file's path, with)"           \
   R"( save_to_disk."})"
 
 constexpr std::string_view kScreenshotOut =
     R"({"type":"object","properties":{)" CU_CAPTURE_PROPS R"(},)"
-    R"("required":["image","device","scale"]})";
+    R"("required":["image","device","scale","format","bytes","unchanged"]})";
 constexpr std::string_view kZoomOut =
     R"({"type":"object","properties":{)" CU_CAPTURE_PROPS R"(,"region":{"type":"array",)"
     R"("items":{"type":"integer"},"minItems":4,"maxItems":4}},)"
-    R"("required":["image","device","scale","region"]})";
+    R"("required":["image","device","scale","format","bytes","unchanged","region"]})";
 constexpr std::string_view kCursorOut =
     R"({"type":"object","properties":{"x":)" CU_INT R"(,"y":)" CU_INT R"(},)"
     R"("required":["x","y"]})";
@@ -95,16 +100,18 @@ constexpr tool_annotations kSession{.idempotent = true};
 
 const std::array<tool_def, 24> kComputerTools = {{
     {"screenshot", "Screenshot",
-     "Capture the whole screen. Returns a PNG image; a screen larger than a model "
-     "resolution of the same aspect ratio comes back downscaled to it (1920x1080 as "
-     "1366x768). Every coordinate-taking tool then uses this image's pixels. With "
-     "save_to_disk, also returns the saved file's path.",
+     "Capture the whole screen. Returns a PNG image (a JPEG when the PNG would be too "
+     "large for the client); a screen larger than a model resolution of the same aspect "
+     "ratio comes back downscaled to it (1920x1080 as 1366x768), any other large screen "
+     "scaled to about that many pixels. Every coordinate-taking tool then uses this "
+     "image's pixels. With save_to_disk, also returns the saved file's path.",
      R"({"type":"object","properties":{"save_to_disk":)" CU_SAVE_TO_DISK R"(}})",
      executor::capture, kReadOnly, 0, handle_screenshot, kScreenshotOut},
     {"zoom", "Zoom",
      "Capture a region of the screen at full device resolution, to read small detail. "
-     "region is [x0, y0, x1, y1] in the last screenshot's image pixels. Returns a PNG of "
-     "that region; coordinates keep referring to the last screenshot.",
+     "region is [x0, y0, x1, y1] in the last screenshot's image pixels. Returns an image of "
+     "that region (downscaled only beyond about 1366x768's pixels); coordinates keep "
+     "referring to the last screenshot.",
      R"({"type":"object","properties":{"region":{"type":"array","items":{"type":"integer"},)"
      R"("minItems":4,"maxItems":4,"description":"[x0, y0, x1, y1] in screenshot image pixels,)"
      R"( x1 and y1 exclusive."},"save_to_disk":)" CU_SAVE_TO_DISK R"(},"required":["region"]})",

@@ -40,6 +40,20 @@ void read_count(const char* name, size_t* out, size_t min, size_t max) {
   *out = size_t(n);
 }
 
+// Milliseconds from 0 to max_secs * 1000, into *secs.
+void read_seconds_ms(const char* name, double* secs, double max_secs) {
+  const char* v = env(name);
+  if (v == nullptr) return;
+  char* end = nullptr;
+  double ms = strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(ms) || ms < 0 || ms > max_secs * 1000) {
+    log(log_level::warn, "ignoring %s=\"%s\": expected milliseconds from 0 to %g", name, v,
+        max_secs * 1000);
+    return;
+  }
+  *secs = ms / 1000;
+}
+
 }  // namespace
 
 config config_from_env() {
@@ -52,6 +66,21 @@ config config_from_env() {
   read_seconds("CU_IDLE_RELEASE_SECS", &c.idle_release_secs, 86400.0 * 365);
   read_seconds("CU_SCREENSHOT_DELAY", &c.screenshot_delay_secs, 60);
   read_count("CU_MAX_FRAME_BYTES", &c.max_frame_bytes, 1024, size_t{1} << 32);
+  double quiet_secs = c.settle_quiet_ms / 1000;
+  read_seconds_ms("CU_SETTLE_QUIET_MS", &quiet_secs, 60);
+  c.settle_quiet_ms = quiet_secs * 1000;
+  if (const char* v = env("CU_IMAGE_FORMAT")) {
+    if (strcmp(v, "auto") == 0) {
+      c.format = image_format::automatic;
+    } else if (strcmp(v, "png") == 0) {
+      c.format = image_format::png;
+    } else if (strcmp(v, "jpeg") == 0) {
+      c.format = image_format::jpeg;
+    } else {
+      log(log_level::warn, "ignoring CU_IMAGE_FORMAT=\"%s\": expected auto, png or jpeg", v);
+    }
+  }
+  read_count("CU_MAX_RESULT_BYTES", &c.max_result_bytes, 65536, size_t{1} << 31);
   double delay_secs = c.type_delay_ms / 1000;
   if (const char* v = env("CU_TYPE_DELAY_MS")) {
     char* end = nullptr;

@@ -10,12 +10,19 @@
 
 namespace cu {
 
+// CU_IMAGE_FORMAT: what screenshots are sent as. automatic: PNG while the
+// result line fits max_result_bytes, else JPEG.
+enum class image_format { automatic, png, jpeg };
+
 struct config {
   std::string display = ":10";                                  // DISPLAY
   std::string lock_path;  // CU_LOCK_PATH; empty: default_lock_path(display)
   std::string save_dir = "/tmp/sidebutton-computer-use/";       // CU_SAVE_DIR
   double idle_release_secs = 300;                               // CU_IDLE_RELEASE_SECS
   double screenshot_delay_secs = 2.0;                           // CU_SCREENSHOT_DELAY
+  double settle_quiet_ms = 100;                                 // CU_SETTLE_QUIET_MS
+  image_format format = image_format::automatic;                // CU_IMAGE_FORMAT
+  size_t max_result_bytes = 1000000;                            // CU_MAX_RESULT_BYTES
   size_t max_frame_bytes = size_t{64} << 20;                    // CU_MAX_FRAME_BYTES
   int capture_workers = 0;                                      // CU_CAPTURE_WORKERS
   double type_delay_ms = 12;                                    // CU_TYPE_DELAY_MS

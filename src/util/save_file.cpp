@@ -27,8 +27,8 @@ struct fd_closer {
 
 }  // namespace
 
-result<std::string> save_png_file(const std::string& dir, const char* prefix,
-                                  const uint8_t* data, size_t size) {
+result<std::string> save_image_file(const std::string& dir, const char* prefix,
+                                    const char* extension, const uint8_t* data, size_t size) {
   if (dir.empty()) return make_error(errc::io, "CU_SAVE_DIR is empty");
   std::string path = dir;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -53,8 +53,8 @@ result<std::string> save_png_file(const std::string& dir, const char* prefix,
   strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
   for (int attempt = 0; attempt < 16; ++attempt) {
     char name[128];
-    snprintf(name, sizeof name, "%s-%s.%03ld-%d-%u.png", prefix, stamp, now.tv_nsec / 1000000,
-             int(getpid()), g_counter.fetch_add(1));
+    snprintf(name, sizeof name, "%s-%s.%03ld-%d-%u.%s", prefix, stamp, now.tv_nsec / 1000000,
+             int(getpid()), g_counter.fetch_add(1), extension);
     // O_EXCL never reuses or follows an existing entry, symlinks included.
     int fd = openat(dirfd.fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {

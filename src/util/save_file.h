@@ -12,9 +12,9 @@
 
 namespace cu {
 
-// Writes data to a new file "<prefix>-<time>-<pid>-<n>.png" in dir; returns
-// its full path.
-result<std::string> save_png_file(const std::string& dir, const char* prefix,
-                                  const uint8_t* data, size_t size);
+// Writes data to a new file "<prefix>-<time>-<pid>-<n>.<extension>" in dir
+// (extension "png" or "jpg"); returns its full path.
+result<std::string> save_image_file(const std::string& dir, const char* prefix,
+                                    const char* extension, const uint8_t* data, size_t size);
 
 }  // namespace cu

@@ -106,7 +106,7 @@ TEST_CASE("a batch that ran to the end: summary first, then tagged step blocks")
   steps.push_back(step("mouse_move", true, "moved to (1, 2)"));
   steps.push_back(step("cursor_position", true, "[1, 2]"));
   steps.back().capture = cu::tool_result{};
-  steps.back().capture->add_image(cu::byte_buffer{});
+  steps.back().capture->add_png(cu::byte_buffer{});
   cu::tool_result r = cu::batch_result(plan, std::move(steps));
   CHECK_FALSE(r.is_error);
   std::string summary =

@@ -54,6 +54,33 @@ TEST_CASE("a screen already at or below a model resolution is not scaled") {
   CHECK(cu::model_resolution_for({0, 0}) == size2{0, 0});
 }
 
+TEST_CASE("a screen of no model aspect is scaled, aspect kept, within the caps") {
+  using cu::size2;
+  // Model aspects keep their model resolution.
+  CHECK(cu::image_size_for({1920, 1080}) == size2{1366, 768});
+  CHECK(cu::image_size_for({3840, 2160}) == size2{1366, 768});
+  // The long edge caps an ultrawide; the area caps a squarish screen.
+  CHECK(cu::image_size_for({3440, 1440}) == size2{1568, 656});
+  CHECK(cu::image_size_for({3840, 1080}) == size2{1568, 441});
+  CHECK(cu::image_size_for({1280, 1024}) == size2{1145, 916});
+  CHECK(cu::image_size_for({1000, 2000}) == size2{724, 1448});
+  // Small enough already: as it is.
+  CHECK(cu::image_size_for({800, 600}) == size2{800, 600});
+  CHECK(cu::image_size_for({1568, 600}) == size2{1568, 600});
+  CHECK(cu::image_size_for({1, 1}) == size2{1, 1});
+  CHECK(cu::image_size_for({0, 0}) == size2{0, 0});
+  for (int w = 200; w <= 8000; w += 371) {
+    for (int h = 200; h <= 5000; h += 293) {
+      size2 s = cu::image_size_for({w, h});
+      CAPTURE(w, h, s.w, s.h);
+      CHECK(int64_t(s.w) * s.h <= cu::kMaxImageArea);
+      CHECK(std::max(s.w, s.h) <= cu::kMaxImageEdge);
+      CHECK(s.w <= w);
+      CHECK(s.h <= h);
+    }
+  }
+}
+
 TEST_CASE("a session records the device area and its image size") {
   CHECK(kOffsetFullHd.device == cu::rect{1920, 0, 1920, 1080});
   CHECK(kOffsetFullHd.image == cu::size2{1366, 768});

@@ -16,6 +16,7 @@
 #include <functional>
 #include <span>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -250,4 +251,74 @@ TEST_CASE("an image encoded in parallel strips decodes to exactly its rows") {
     // Tall images were really cut into strips (small ones stay whole).
     CHECK(runner.ran > 0);
   }
+}
+
+namespace {
+
+// Encodes img through encode_png_strips with strips (kept ones are reused);
+// nothing when it gave up above give_up_above bytes.
+std::optional<cu::byte_buffer> encode_strips(const rgb_image& img,
+                                             std::vector<cu::png_strip>& strips,
+                                             size_t give_up_above = SIZE_MAX) {
+  thread_runner runner;
+  auto make_filler = [&]() -> cu::row_filler {
+    return [&](int y, uint8_t* row) { std::memcpy(row, img.row(y), size_t(img.w) * 3); };
+  };
+  auto r = cu::encode_png_strips(img.w, img.h, strips, make_filler, runner, give_up_above);
+  INFO((r.ok() ? std::string() : r.err().message));
+  REQUIRE(r.ok());
+  return std::move(*r);
+}
+
+}  // namespace
+
+TEST_CASE("strips kept from an earlier encode join new ones into an exact PNG") {
+  const int w = 1366, h = 768;
+  std::vector<cu::png_strip> strips = cu::png_strip_layout(h);
+  if (strips.empty()) {
+    SUCCEED("this build's PNG encoder (libspng) keeps no strips");
+    return;
+  }
+  CHECK(strips.front().y0 == 0);
+  CHECK(strips.back().y1 == h);
+  rgb_image before = screen_image(w, h);
+  auto first = encode_strips(before, strips);
+  REQUIRE(first);
+  CHECK(decode(*first).bytes == before.bytes);
+  for (const cu::png_strip& s : strips) REQUIRE(s.deflated);
+
+  // A change in rows 300..339: only the strips holding them are redone.
+  rgb_image after = before;
+  for (int y = 300; y < 340; ++y) {
+    for (int x = 600; x < 640; ++x) after.bytes[(size_t(y) * w + size_t(x)) * 3] ^= 0xff;
+  }
+  std::vector<const cu::byte_buffer*> kept;
+  size_t redone = 0;
+  for (cu::png_strip& s : strips) {
+    if (s.y0 < 340 && 300 < s.y1) {
+      s.deflated.reset();
+      ++redone;
+    }
+    kept.push_back(s.deflated.get());
+  }
+  CHECK(redone >= 1);
+  CHECK(redone <= 3);
+  auto second = encode_strips(after, strips);
+  REQUIRE(second);
+  rgb_image back = decode(*second);
+  CHECK(back.bytes == after.bytes);
+  for (size_t i = 0; i < strips.size(); ++i) {
+    if (kept[i] != nullptr) CHECK(strips[i].deflated.get() == kept[i]);
+  }
+}
+
+TEST_CASE("a strip encode gives up once the bytes pass the limit") {
+  std::vector<cu::png_strip> strips = cu::png_strip_layout(400);
+  rgb_image noise = random_image(600, 400, 99);
+  auto whole = encode_strips(noise, strips);
+  REQUIRE(whole);
+  std::vector<cu::png_strip> again = cu::png_strip_layout(400);
+  CHECK_FALSE(encode_strips(noise, again, whole->size / 2));
+  std::vector<cu::png_strip> enough = cu::png_strip_layout(400);
+  CHECK(encode_strips(noise, enough, whole->size + 1000));
 }

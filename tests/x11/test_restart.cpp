@@ -84,16 +84,18 @@ TEST_CASE("after an X server restart at another size, screenshots and clicks use
   auto again = s.call_tool("screenshot");
   REQUIRE_FALSE(is_error(*again));
   rgb_image img = image_of(*again);
-  CHECK(img.width == 1280);  // 1280x1024 matches no model resolution: full size.
-  CHECK(img.height == 1024);
+  // 1280x1024 matches no model resolution: scaled, aspect kept, to
+  // 1366x768's area.
+  CHECK(img.width == 1145);
+  CHECK(img.height == 916);
   // The old image point is outside the new screenshot; a new one lands.
   auto outside = s.call_tool("left_click", click_at(1300, 700));
   CHECK(is_error(*outside));
-  CHECK_THAT(text_of(*outside), Catch::Contains("outside the 1280x1024 screenshot"));
-  auto inside = s.call_tool("left_click", click_at(1270, 1000));
+  CHECK_THAT(text_of(*outside), Catch::Contains("outside the 1145x916 screenshot"));
+  auto inside = s.call_tool("left_click", click_at(1100, 900));
   REQUIRE_FALSE(is_error(*inside));
-  CHECK(text_of(*inside) == "left_click at (1270, 1000)");
-  CHECK(presses(probe) == std::vector<std::pair<int, int>>{{1270, 1000}});
+  CHECK(text_of(*inside) == "left_click at (1230, 1006)");
+  CHECK(presses(probe) == std::vector<std::pair<int, int>>{{1230, 1006}});
   // Keys work on the new server without a failed call first.
   CHECK_FALSE(is_error(*s.call_tool("key", R"({"text":"a"})")));
   check_nothing_pressed(probe);

@@ -767,7 +767,7 @@ TEST_CASE("switch_display onto a RandR monitor confines screenshots and coordina
   const std::string& display = screen.x.display();
   server_process s(display);
   rgb_image whole = image_of(*s.call_tool("screenshot"));
-  REQUIRE(whole.width == 3840);
+  REQUIRE(whole.width == 1568);
 
   json_ptr r = parse_json(ok_text(s, "switch_display", switch_args("right")));
   INFO(r->text);
@@ -853,8 +853,9 @@ TEST_CASE("switch_display takes a monitor's index in GetMonitors order, and auto
       CHECK(img.height == 768);
       CHECK(img.at(683, 100) == (m.x == 0 ? kLeft : kRight));
     } else {
-      CHECK(img.width == m.width);
-      CHECK(img.height == m.height);
+      // No model resolution has its aspect: scaled to the long-edge cap.
+      CHECK(img.width == 1568);
+      CHECK(img.height == m.height * 1568 / m.width);
     }
   }
 
@@ -863,16 +864,19 @@ TEST_CASE("switch_display takes a monitor's index in GetMonitors order, and auto
   json_ptr back = parse_json(ok_text(s, "switch_display", switch_args("auto")));
   INFO(back->text);
   CHECK(contains(error_text(s, "left_click", R"({"coordinate":[10,10]})"), "no screenshot session yet"));
-  // 3840x1080 matches no model resolution's aspect ratio: captured unscaled.
+  // 3840x1080 matches no model resolution's aspect ratio: scaled, aspect
+  // kept, to the 1568 px long-edge cap (the area cap allows more).
   rgb_image img = image_of(*s.call_tool("screenshot"));
-  REQUIRE(img.width == 3840);
-  REQUIRE(img.height == 1080);
-  CHECK(img.at(10, 10) == kLeft);
-  CHECK(img.at(1919, 1079) == kLeft);
-  CHECK(img.at(1920, 0) == kRight);
-  CHECK(img.at(3839, 1079) == kRight);
-  CHECK(img.at(1920 + kMarkX + 5, kMarkY + 5) == kMark);
-  CHECK(img.at(1920, kEdgeY + 5) == kEdgeMark);
+  REQUIRE(img.width == 1568);
+  REQUIRE(img.height == 441);
+  auto wx = [](double dx) { return int(dx * 1568 / 3840); };
+  auto wy = [](double dy) { return int(dy * 441 / 1080); };
+  CHECK(img.at(4, 4) == kLeft);
+  CHECK(img.at(wx(1920) - 2, 439) == kLeft);
+  CHECK(img.at(wx(1920) + 2, 0) == kRight);
+  CHECK(img.at(1567, 440) == kRight);
+  CHECK(img.at(wx(1920 + kMarkX + kMarkW / 2.0), wy(kMarkY + kMarkH / 2.0)) == kMark);
+  CHECK(img.at(wx(1920 + kEdgeW / 2.0), wy(kEdgeY + kEdgeH / 2.0)) == kEdgeMark);
 }
 
 TEST_CASE("switch_display to an unknown monitor is an error listing the monitors there are") {
@@ -884,7 +888,7 @@ TEST_CASE("switch_display to an unknown monitor is an error listing the monitors
   CHECK(contains(text, "left"));
   CHECK(contains(text, "right"));
   // Nothing changed: a screenshot is still the whole screen.
-  CHECK(image_of(*s.call_tool("screenshot")).width == 3840);
+  CHECK(image_of(*s.call_tool("screenshot")).width == 1568);
 }
 
 // --- What the server executes ----------------------------------------------

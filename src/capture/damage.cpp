@@ -1,0 +1,190 @@
+#include "capture/damage.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <xcb/damage.h>
+
+#include <algorithm>
+
+#include "util/log.h"
+
+namespace cu {
+namespace {
+
+// Changes kept for the questions workers ask: enough for the drawing
+// between two screenshots of a busy screen (a terminal's redraw is about a
+// rectangle per text line). When more came, the answer is "unknown", which
+// costs only a full encode.
+constexpr size_t kRingSize = 4096;
+
+// How often a monitor without a connection tries to connect again.
+constexpr int kRetryMs = 500;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             damage_monitor::clock_type::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+damage_monitor::damage_monitor(std::string display, server_generation& generation)
+    : display_(std::move(display)), generations_(generation), ring_(kRingSize) {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  thread_ = std::thread(&damage_monitor::run, this);
+}
+
+damage_monitor::~damage_monitor() {
+  stopping_.store(true);
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+std::optional<damage_monitor::clock_type::time_point> damage_monitor::last_change() const {
+  int64_t ns = last_change_ns_.load(std::memory_order_acquire);
+  if (ns < 0) return std::nullopt;
+  return clock_type::time_point(std::chrono::nanoseconds(ns));
+}
+
+bool damage_monitor::connect() {
+  int screen_number = 0;
+  auto c = x11_connect(display_, &screen_number);
+  if (!c) return false;
+  xcb_connection_t* conn = c->get();
+  xcb_screen_t* screen = x11_screen(conn, screen_number);
+  const xcb_query_extension_reply_t* ext = xcb_get_extension_data(conn, &xcb_damage_id);
+  reply_ptr<xcb_damage_query_version_reply_t> v;
+  if (screen != nullptr && ext != nullptr && ext->present) {
+    v.reset(xcb_damage_query_version_reply(conn, xcb_damage_query_version(conn, 1, 1), nullptr));
+  }
+  if (!v) {
+    if (!warned_) {
+      log(log_level::warn,
+          "X display \"%s\" has no DAMAGE extension: a screenshot after input waits the "
+          "whole CU_SCREENSHOT_DELAY, and every capture is encoded anew",
+          display_.c_str());
+      warned_ = true;
+    }
+    return false;
+  }
+  // Every rectangle as it is drawn: no DamageSubtract round trips, and the
+  // rectangles say which strips of an image to redo.
+  xcb_damage_create(conn, xcb_generate_id(conn), screen->root,
+                    XCB_DAMAGE_REPORT_LEVEL_RAW_RECTANGLES);
+  // Checked by a round trip: from its reply on, every drawing is reported.
+  reply_ptr<xcb_get_input_focus_reply_t> sync(
+      xcb_get_input_focus_reply(conn, xcb_get_input_focus(conn), nullptr));
+  if (!sync) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  conn_generation_ = generations_.current();
+  first_event_ = ext->first_event;
+  conn_ = std::move(*c);
+  // Marks handed out before cannot say what happened while nobody watched.
+  epoch_ = next_;
+  // The screen may have changed while nobody watched.
+  last_change_ns_.store(now_ns(), std::memory_order_release);
+  watching_.store(true, std::memory_order_release);
+  warned_ = false;
+  return true;
+}
+
+void damage_monitor::record(const rect& r) {
+  ring_[next_ % kRingSize] = r;
+  ++next_;
+}
+
+void damage_monitor::drain(bool read_socket) {
+  xcb_connection_t* c = conn_.get();
+  bool changed = false;
+  for (;;) {
+    xcb_generic_event_t* ev = read_socket ? xcb_poll_for_event(c) : xcb_poll_for_queued_event(c);
+    if (ev == nullptr) break;
+    if ((ev->response_type & 0x7f) == first_event_ + XCB_DAMAGE_NOTIFY) {
+      auto* n = reinterpret_cast<xcb_damage_notify_event_t*>(ev);
+      record(rect{n->area.x, n->area.y, n->area.width, n->area.height});
+      changed = true;
+    }
+    free(ev);
+  }
+  if (changed) last_change_ns_.store(now_ns(), std::memory_order_release);
+  if (xcb_connection_has_error(c)) {
+    if (x11_server_gone(c)) generations_.lost(conn_generation_);
+    watching_.store(false, std::memory_order_release);
+    conn_.reset();
+  }
+}
+
+void damage_monitor::run() {
+  while (!stopping_.load()) {
+    bool connected;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      connected = conn_ != nullptr;
+    }
+    if (!connected && !connect()) {
+      pollfd wake{wake_fd_, POLLIN, 0};
+      poll(&wake, 1, kRetryMs);
+      continue;
+    }
+    int fd;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!conn_) continue;
+      fd = xcb_get_file_descriptor(conn_.get());
+      // Events a sync_mark read along with its reply are handled first.
+      drain(false);
+      if (!conn_) continue;
+    }
+    pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) continue;
+    if (fds[1].revents != 0) break;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (conn_) drain(true);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  watching_.store(false);
+  conn_.reset();
+}
+
+std::optional<uint64_t> damage_monitor::sync_mark() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!conn_) return std::nullopt;
+  xcb_connection_t* c = conn_.get();
+  // The reply comes after every report of drawing the server did before it.
+  reply_ptr<xcb_get_input_focus_reply_t> r(
+      xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+  drain(false);
+  if (!r || !conn_) return std::nullopt;
+  return next_;
+}
+
+std::optional<std::vector<std::pair<int, int>>> damage_monitor::rows_changed(
+    uint64_t mark, const rect& area) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (mark < epoch_ || mark > next_ || next_ - mark > kRingSize) return std::nullopt;
+  std::vector<std::pair<int, int>> rows;
+  for (uint64_t i = mark; i < next_; ++i) {
+    rect hit = intersect(ring_[i % kRingSize], area);
+    if (hit.w > 0) rows.emplace_back(hit.y - area.y, hit.y + hit.h - area.y);
+  }
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::pair<int, int>> merged;
+  for (const auto& r : rows) {
+    if (!merged.empty() && r.first <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, r.second);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+bool damage_monitor::touched(uint64_t mark, const rect& area) const {
+  auto rows = rows_changed(mark, area);
+  return !rows || !rows->empty();
+}
+
+}  // namespace cu
