@@ -1,6 +1,7 @@
 #include "capture/capture.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "capture/jpeg.h"
@@ -12,10 +13,6 @@
 
 namespace cu {
 namespace {
-
-// Bytes of a result line besides the image's base64 and the request id:
-// the JSON-RPC envelope, the structured result, a save_to_disk text block.
-constexpr size_t kLineOverhead = 768;
 
 // The lowest JPEG quality tried to fit the budget; below it text turns to
 // mush, and a screen that needs less than this is sent over the budget.
@@ -38,9 +35,15 @@ std::pair<int, int> image_rows(int a, int b, int dev_h, int dst_h) {
 // configuration and the budget call for, using and updating mem.
 class frame_encoder {
  public:
+  // The length of the whole result line an image would make.
+  using line_size_fn = std::function<size_t(const std::shared_ptr<const image_payload>&)>;
+
   frame_encoder(const frame& f, size2 out, const capture_env& env, capture_memory& mem,
-                std::optional<uint64_t> mark, size_t max_image_bytes)
-      : f_(f), out_(out), env_(env), mem_(mem), mark_(mark), max_image_bytes_(max_image_bytes) {}
+                std::optional<uint64_t> mark, line_size_fn line_size)
+      : f_(f), out_(out), env_(env), mem_(mem), mark_(mark), line_size_(std::move(line_size)),
+        // The image bytes whose base64 alone would fill the budget: no
+        // PNG larger can fit.
+        max_image_bytes_(env.max_result_bytes / 4 * 3) {}
 
   result<std::shared_ptr<const image_payload>> encode() {
     switch (env_.format) {
@@ -55,19 +58,25 @@ class frame_encoder {
     if (mem_.prefer_jpeg) {
       auto j = jpeg();
       // When the screen got simpler, PNG may fit again: try it next time.
-      if (j && double((*j)->bytes.size) * mem_.png_per_jpeg < kPngRetryShare * double(max_image_bytes_)) {
+      if (j && double((*j)->bytes.size) * mem_.png_per_jpeg <
+                   kPngRetryShare * double(max_image_bytes_)) {
         mem_.prefer_jpeg = false;
       }
       return j;
     }
     auto png = encode_png(max_image_bytes_);
     if (!png) return png.take_error();
-    if (*png) return make_image_payload(std::move(**png), "image/png");
+    double png_bytes = png_estimate();
+    if (*png) {
+      auto image = make_image_payload(std::move(**png), "image/png");
+      if (line_size_(image) <= env_.max_result_bytes) return image;
+      png_bytes = double(image->bytes.size);
+    }
     // Too big as PNG: JPEG this time, and first from now on.
     auto j = jpeg();
     if (j) {
       mem_.prefer_jpeg = true;
-      mem_.png_per_jpeg = png_estimate() / double(std::max<size_t>(1, (*j)->bytes.size));
+      mem_.png_per_jpeg = png_bytes / double(std::max<size_t>(1, (*j)->bytes.size));
     }
     return j;
   }
@@ -130,15 +139,17 @@ class frame_encoder {
       auto j = encode_jpeg_rgb_parallel(out_.w, out_.h, [this] { return make_filler(); },
                                         quality, env_.runner);
       if (!j) return j.take_error();
-      if (j->size > max_image_bytes_ && quality > kJpegWorstQuality) {
+      auto image = make_image_payload(std::move(*j), "image/jpeg");
+      const size_t line = line_size_(image);
+      if (line > env_.max_result_bytes && quality > kJpegWorstQuality) {
         quality = std::max(kJpegWorstQuality, quality - 15);
         continue;
       }
       // Plenty of room: a better quality next time.
-      mem_.jpeg_quality = j->size * 2 < max_image_bytes_
+      mem_.jpeg_quality = line * 2 < env_.max_result_bytes
                               ? std::min(kJpegBestQuality, quality + 10)
                               : quality;
-      return make_image_payload(std::move(*j), "image/jpeg");
+      return image;
     }
   }
 
@@ -147,8 +158,47 @@ class frame_encoder {
   const capture_env& env_;
   capture_memory& mem_;
   std::optional<uint64_t> mark_;
+  line_size_fn line_size_;
   size_t max_image_bytes_;
 };
+
+// The tool result for image: the image block, a save_to_disk text block
+// (saved: the file's path; save_error: why it was not written), and the
+// structured geometry and format.
+tool_result make_result(const std::shared_ptr<const image_payload>& image, const rect& area,
+                        size2 out, bool unchanged, const std::array<int, 4>* region,
+                        bool save_to_disk, const std::string& saved,
+                        const std::string& save_error) {
+  tool_result r;
+  r.add_image(image);
+  if (!save_error.empty()) {
+    // The capture itself worked: the model still gets the image, and an
+    // error block says the file was not written.
+    r.is_error = true;
+    r.add_text("save_to_disk failed (the image above was captured, but not saved): " +
+               save_error);
+  } else if (save_to_disk) {
+    r.add_text("Saved to disk: " + saved);
+  }
+  json_writer j(r.structured);
+  j.begin_object().key("image").begin_object().key("width").number(int64_t(out.w));
+  j.key("height").number(int64_t(out.h)).end_object();
+  j.key("device").begin_object().key("x").number(int64_t(area.x));
+  j.key("y").number(int64_t(area.y)).key("width").number(int64_t(area.w));
+  j.key("height").number(int64_t(area.h)).end_object();
+  j.key("scale").number(double(area.w) / double(out.w));
+  j.key("format").string(image->format());
+  j.key("bytes").number(int64_t(image->bytes.size));
+  j.key("unchanged").boolean(unchanged);
+  if (region != nullptr) {
+    j.key("region").begin_array();
+    for (int v : *region) j.number(int64_t(v));
+    j.end_array();
+  }
+  if (!saved.empty()) j.key("saved_to").string(saved);
+  j.end_object();
+  return r;
+}
 
 // Captures device area at image size out: the image the last capture of
 // the same area made when nothing was drawn on it since, else a new one.
@@ -167,9 +217,16 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
   } else {
     auto f = g.grab(area);
     if (!f) return tool_result::failure(f.err().message);
-    const size_t line_budget = env.max_result_bytes - std::min(env.max_result_bytes,
-                                                                kLineOverhead + job.id_json.size());
-    frame_encoder enc(*f, out, env, mem, mark, line_budget / 4 * 3);
+    // The line an image would make, a save_to_disk path counted at about
+    // its length.
+    const std::string path_guess =
+        job.save_to_disk ? env.save_dir + "/screenshot-20260101-000000.000-1234567-12.png"
+                         : std::string();
+    auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
+      return tool_response_size(job.id_json, make_result(candidate, area, out, false, region,
+                                                         job.save_to_disk, path_guess, {}));
+    };
+    frame_encoder enc(*f, out, env, mem, mark, line_size);
     auto encoded = enc.encode();
     if (!encoded) return tool_result::failure(encoded.err().message);
     image = std::move(*encoded);
@@ -192,36 +249,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
       save_error = path.err().message;
     }
   }
-  tool_result r;
-  r.add_image(image);
-  if (!save_error.empty()) {
-    // The capture itself worked: the model still gets the image, and an
-    // error block says the file was not written.
-    r.is_error = true;
-    r.add_text("save_to_disk failed (the image above was captured, but not saved): " +
-               save_error);
-  } else if (job.save_to_disk) {
-    r.add_text("Saved to disk: " + saved);
-  }
-  // The geometry and format, for clients that read structuredContent.
-  json_writer j(r.structured);
-  j.begin_object().key("image").begin_object().key("width").number(int64_t(out.w));
-  j.key("height").number(int64_t(out.h)).end_object();
-  j.key("device").begin_object().key("x").number(int64_t(area.x));
-  j.key("y").number(int64_t(area.y)).key("width").number(int64_t(area.w));
-  j.key("height").number(int64_t(area.h)).end_object();
-  j.key("scale").number(double(area.w) / double(out.w));
-  j.key("format").string(image->format());
-  j.key("bytes").number(int64_t(image->bytes.size));
-  j.key("unchanged").boolean(unchanged);
-  if (region != nullptr) {
-    j.key("region").begin_array();
-    for (int v : *region) j.number(int64_t(v));
-    j.end_array();
-  }
-  if (!saved.empty()) j.key("saved_to").string(saved);
-  j.end_object();
-  return r;
+  return make_result(image, area, out, unchanged, region, job.save_to_disk, saved, save_error);
 }
 
 }  // namespace

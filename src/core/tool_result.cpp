@@ -59,12 +59,16 @@ bool tool_result::has_image() const {
   return false;
 }
 
-std::string render_tool_response(std::string_view id_json, const tool_result& r) {
+namespace {
+
+// The response line; with images_empty, every image's data is left out.
+std::string render(std::string_view id_json, const tool_result& r, bool images_empty) {
   // Size the line once: the base64 payloads dominate it.
   size_t reserve = 128 + id_json.size() + r.structured.size();
   for (const content_block& b : r.content) {
-    reserve += 64 + (b.type == content_block::kind::image ? b.image->base64.size()
-                                                          : b.text.size() + b.text.size() / 8);
+    reserve += 64 + (b.type != content_block::kind::image ? b.text.size() + b.text.size() / 8
+                     : images_empty                       ? 0
+                                                          : b.image->base64.size());
   }
   std::string out;
   out.reserve(reserve);
@@ -75,7 +79,7 @@ std::string render_tool_response(std::string_view id_json, const tool_result& r)
     w.begin_object();
     if (b.type == content_block::kind::image) {
       w.key("type").string("image");
-      w.key("data").plain_string(b.image->base64);
+      w.key("data").plain_string(images_empty ? std::string_view() : b.image->base64);
       w.key("mimeType").string(b.image->mime_type);
     } else {
       w.key("type").string("text").key("text").string(b.text);
@@ -87,6 +91,20 @@ std::string render_tool_response(std::string_view id_json, const tool_result& r)
   w.key("isError").boolean(r.is_error).end_object().end_object();
   out.push_back('\n');
   return out;
+}
+
+}  // namespace
+
+std::string render_tool_response(std::string_view id_json, const tool_result& r) {
+  return render(id_json, r, false);
+}
+
+size_t tool_response_size(std::string_view id_json, const tool_result& r) {
+  size_t n = render(id_json, r, true).size();
+  for (const content_block& b : r.content) {
+    if (b.type == content_block::kind::image) n += b.image->base64.size();
+  }
+  return n;
 }
 
 std::string render_result(std::string_view id_json, std::string_view result_json) {

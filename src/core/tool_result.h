@@ -64,6 +64,9 @@ enum class rpc_error : int {
 // `{"jsonrpc":"2.0","id":<id_json>,"result":<tool result>}` plus "\n".
 std::string render_tool_response(std::string_view id_json, const tool_result& r);
 
+// The length of render_tool_response(id_json, r), without copying any image.
+size_t tool_response_size(std::string_view id_json, const tool_result& r);
+
 // `{"jsonrpc":"2.0","id":<id_json>,"result":<result_json>}` plus "\n".
 std::string render_result(std::string_view id_json, std::string_view result_json);
 

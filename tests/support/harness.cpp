@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spng.h>
+#include <jpeglib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -365,14 +366,45 @@ rgb_image decode_png_base64(std::string_view b64) {
   return img;
 }
 
+rgb_image decode_jpeg_base64(std::string_view b64) {
+  std::vector<uint8_t> jpeg;
+  if (!base64_decode(b64, jpeg)) fail("invalid base64");
+  jpeg_decompress_struct cinfo;
+  jpeg_error_mgr err;
+  cinfo.err = jpeg_std_error(&err);
+  // libjpeg's default error handler exits the process: a failed decode is
+  // a failed test either way, with libjpeg's message on stderr.
+  jpeg_create_decompress(&cinfo);
+  jpeg_mem_src(&cinfo, jpeg.data(), jpeg.size());
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  rgb_image img;
+  img.width = int(cinfo.output_width);
+  img.height = int(cinfo.output_height);
+  img.pixels.resize(size_t(img.width) * size_t(img.height) * 3);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = &img.pixels[size_t(cinfo.output_scanline) * size_t(img.width) * 3];
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  const long warnings = err.num_warnings;
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  if (warnings != 0) fail("corrupt JPEG (" + std::to_string(warnings) + " decoder warnings)");
+  return img;
+}
+
 rgb_image image_of(const json_line& r) {
   simdjson::dom::element block;
-  std::string_view type, data;
+  std::string_view type, data, mime;
   if (r.root["result"]["content"].at(0).get(block) != simdjson::SUCCESS ||
       block["type"].get(type) != simdjson::SUCCESS || type != "image" ||
-      block["data"].get(data) != simdjson::SUCCESS) {
+      block["data"].get(data) != simdjson::SUCCESS ||
+      block["mimeType"].get(mime) != simdjson::SUCCESS) {
     fail("not an image result: " + r.text.substr(0, 300));
   }
+  if (mime == "image/jpeg") return decode_jpeg_base64(data);
+  if (mime != "image/png") fail("unexpected mimeType " + std::string(mime));
   return decode_png_base64(data);
 }
 

@@ -158,8 +158,11 @@ struct rgb_image {
 // Decodes a base64 PNG (as the server sends it) to RGB; throws on failure.
 rgb_image decode_png_base64(std::string_view b64);
 
-// The image of a tools/call response's first content block; throws when the
-// result is not an image.
+// Decodes a base64 JPEG to RGB; throws on failure (a corrupt stream too).
+rgb_image decode_jpeg_base64(std::string_view b64);
+
+// The image of a tools/call response's first content block, PNG or JPEG
+// by its mimeType; throws when the result is not an image.
 rgb_image image_of(const json_line& response);
 
 // The text of content block i of a tools/call response ("" if absent).
