@@ -44,6 +44,9 @@ struct capture_memory {
   // The JPEG quality that fit last (the best is tried again when there is
   // room).
   int jpeg_quality = kJpegBestQuality;
+  // The strips of the last JPEG, and the mark taken before their grab.
+  jpeg_strips jpeg;
+  uint64_t jpeg_mark = 0;
 };
 
 class capture_cache {

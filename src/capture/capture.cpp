@@ -98,12 +98,7 @@ class frame_encoder {
         !strips.empty()) {
       if (auto rows = env_.damage->rows_changed(mem_.strips_mark, f_.area)) {
         strips = mem_.strips;
-        for (const auto& [a, b] : *rows) {
-          auto [first, last] = image_rows(a, b, f_.area.h, out_.h);
-          for (png_strip& s : strips) {
-            if (s.y0 < last && first < s.y1) s.deflated.reset();
-          }
-        }
+        invalidate(strips, *rows);
       }
     }
     auto png = encode_png_strips(out_.w, out_.h, strips, [this] { return make_filler(); },
@@ -132,12 +127,42 @@ class frame_encoder {
     return std::max(double(max_image_bytes_), double(bytes) * out_.h / rows);
   }
 
+  // The JPEG at quality, reusing the strips of the last one (at the same
+  // quality) that nothing was drawn on since.
+  result<byte_buffer> encode_jpeg(int quality) {
+    jpeg_strips strips = jpeg_strip_layout(out_.w, out_.h, quality);
+    if (mark_ && env_.damage != nullptr && mem_.jpeg.quality == quality &&
+        mem_.jpeg.strips.size() == strips.strips.size() && mem_.jpeg.header) {
+      if (auto rows = env_.damage->rows_changed(mem_.jpeg_mark, f_.area)) {
+        strips = mem_.jpeg;
+        invalidate(strips.strips, *rows);
+      }
+    }
+    auto j = encode_jpeg_strips(strips, [this] { return make_filler(); }, env_.runner);
+    if (mark_ && j) {
+      mem_.jpeg = std::move(strips);
+      mem_.jpeg_mark = *mark_;
+    }
+    return j;
+  }
+
+  // Drops the strips that device rows (area-relative ranges) drawn on
+  // since may show in.
+  void invalidate(std::vector<png_strip>& strips,
+                  const std::vector<std::pair<int, int>>& rows) const {
+    for (const auto& [a, b] : rows) {
+      auto [first, last] = image_rows(a, b, f_.area.h, out_.h);
+      for (png_strip& s : strips) {
+        if (s.y0 < last && first < s.y1) s.deflated.reset();
+      }
+    }
+  }
+
   // The JPEG at the best quality that fits (from the last one that did).
   result<std::shared_ptr<const image_payload>> jpeg() {
     int quality = mem_.jpeg_quality;
     for (;;) {
-      auto j = encode_jpeg_rgb_parallel(out_.w, out_.h, [this] { return make_filler(); },
-                                        quality, env_.runner);
+      auto j = encode_jpeg(quality);
       if (!j) return j.take_error();
       auto image = make_image_payload(std::move(*j), "image/jpeg");
       const size_t line = line_size_(image);

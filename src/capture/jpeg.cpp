@@ -5,6 +5,8 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -35,8 +37,8 @@ result<byte_buffer> encode_rows(int width, int height, int y0, const row_filler&
 // The number of MCU rows in a strip, at 4:2:0 (16 pixel rows per MCU row).
 constexpr int kMcuRows = 16;
 
-// Strips a parallel encode is cut into: one per capture worker.
-constexpr int kJpegStrips = 2;
+// Threads a strip encode uses: one per capture worker.
+constexpr size_t kJpegParallel = 2;
 
 uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
 
@@ -70,56 +72,105 @@ result<byte_buffer> encode_jpeg_rgb(int width, int height, const row_filler& fil
   return encode_rows(width, height, 0, fill_row, quality, 0);
 }
 
-result<byte_buffer> encode_jpeg_rgb_parallel(int width, int height,
-                                             const std::function<row_filler()>& make_filler,
-                                             int quality, task_runner& runner) {
-  // Strips are whole MCU rows; a small image stays in one piece.
-  const int strip_rows = (height / kJpegStrips + kMcuRows - 1) / kMcuRows * kMcuRows;
-  if (width <= 0 || height < kJpegStrips * 4 * kMcuRows) {
-    return encode_jpeg_rgb(width, height, make_filler(), quality);
+jpeg_strips jpeg_strip_layout(int width, int height, int quality) {
+  jpeg_strips j;
+  j.width = width;
+  j.height = height;
+  j.quality = quality;
+  for (int y = 0; y < height; y += kJpegStripRows) {
+    png_strip s;
+    s.y0 = y;
+    s.y1 = std::min(height, y + kJpegStripRows);
+    j.strips.push_back(std::move(s));
   }
-  const unsigned restart = unsigned((width + 15) / 16) * unsigned(strip_rows / kMcuRows);
-  if (restart > 65535) return encode_jpeg_rgb(width, height, make_filler(), quality);
-  std::vector<std::optional<result<byte_buffer>>> parts(kJpegStrips);
-  std::vector<std::function<void()>> tasks;
-  for (int i = 0; i < kJpegStrips; ++i) {
-    tasks.emplace_back([&, i] {
-      const int y0 = i * strip_rows;
-      const int rows = i == kJpegStrips - 1 ? height - y0 : strip_rows;
-      parts[size_t(i)] = encode_rows(width, rows, y0, make_filler(), quality, restart);
-    });
+  return j;
+}
+
+result<byte_buffer> encode_jpeg_strips(jpeg_strips& j,
+                                       const std::function<row_filler()>& make_filler,
+                                       task_runner& runner) {
+  if (j.width <= 0 || j.height <= 0 || j.strips.empty()) {
+    return make_error(errc::invalid_argument, "empty image");
   }
-  runner.run_all(tasks);
-  // The first strip's headers (its height made the whole image's), then
-  // each strip's entropy-coded data, a restart marker between two.
-  size_t total = 0;
-  std::vector<layout> layouts;
-  for (auto& p : parts) {
-    if (!*p) return p->take_error();
-    auto l = find_layout(**p);
-    if (!l) return make_error(errc::io, "JPEG encoding failed: unexpected encoder output");
-    layouts.push_back(*l);
-    total += (*p)->size;
+  // Every strip is one restart interval: a marker after each resets the
+  // DC prediction, so strips encoded apart join exactly.
+  const unsigned restart = unsigned((j.width + 15) / 16) * unsigned(kJpegStripRows / kMcuRows);
+  if (restart > 65535) return make_error(errc::invalid_argument, "image too wide for JPEG strips");
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < j.strips.size(); ++i) {
+    if (!j.strips[i].deflated) todo.push_back(i);
   }
+  std::mutex mu;
+  std::optional<error> failure;
+  auto run = [&](size_t from, size_t to) {
+    row_filler fill = make_filler();
+    for (size_t k = from; k < to; ++k) {
+      png_strip& s = j.strips[todo[k]];
+      auto whole = encode_rows(j.width, s.y1 - s.y0, s.y0, fill, j.quality, restart);
+      std::optional<layout> l;
+      if (whole) l = find_layout(*whole);
+      std::lock_guard<std::mutex> lock(mu);
+      if (!whole || !l) {
+        failure = whole ? make_error(errc::io, "JPEG encoding failed: unexpected encoder output")
+                        : whole.take_error();
+        return;
+      }
+      // The headers are the same for every strip but the height.
+      if (!j.header) {
+        byte_buffer h;
+        h.data.reset(static_cast<uint8_t*>(std::malloc(l->data)));
+        if (!h.data) {
+          failure = make_error(errc::io, "out of memory for the JPEG");
+          return;
+        }
+        memcpy(h.data.get(), whole->data.get(), l->data);
+        h.size = l->data;
+        j.header = std::make_shared<const byte_buffer>(std::move(h));
+        j.sof = l->sof;
+      }
+      // The entropy-coded data alone, without EOI.
+      byte_buffer data;
+      data.size = whole->size - 2 - l->data;
+      data.data.reset(static_cast<uint8_t*>(std::malloc(std::max<size_t>(1, data.size))));
+      if (!data.data) {
+        failure = make_error(errc::io, "out of memory for the JPEG");
+        return;
+      }
+      memcpy(data.data.get(), whole->data.get() + l->data, data.size);
+      s.deflated = std::make_shared<const byte_buffer>(std::move(data));
+    }
+  };
+  const size_t parts = std::min<size_t>(kJpegParallel, todo.size());
+  if (parts <= 1) {
+    run(0, todo.size());
+  } else {
+    std::vector<std::function<void()>> tasks;
+    for (size_t p = 0; p < parts; ++p) {
+      tasks.emplace_back([&, p] { run(todo.size() * p / parts, todo.size() * (p + 1) / parts); });
+    }
+    runner.run_all(tasks);
+  }
+  if (failure) return std::move(*failure);
+  // The headers (with the whole image's height), each strip's data with a
+  // restart marker between two, EOI.
+  size_t total = j.header->size + 2;
+  for (const png_strip& s : j.strips) total += s.deflated->size + 2;
   byte_buffer out;
   out.data.reset(static_cast<uint8_t*>(std::malloc(total)));
   if (!out.data) return make_error(errc::io, "out of memory for the JPEG");
   uint8_t* q = out.data.get();
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const byte_buffer& b = **parts[i];
-    const size_t from = i == 0 ? 0 : layouts[i].data;
-    const size_t to = b.size - 2;  // Without EOI.
+  memcpy(q, j.header->data.get(), j.header->size);
+  // SOF0: FF C0, length, precision, then the height.
+  q[j.sof + 5] = uint8_t(j.height >> 8);
+  q[j.sof + 6] = uint8_t(j.height);
+  q += j.header->size;
+  for (size_t i = 0; i < j.strips.size(); ++i) {
     if (i > 0) {
       *q++ = 0xff;
       *q++ = uint8_t(0xd0 + ((i - 1) & 7));
     }
-    memcpy(q, b.data.get() + from, to - from);
-    if (i == 0) {
-      // SOF0: FF C0, length, precision, then the height.
-      q[layouts[0].sof + 5] = uint8_t(height >> 8);
-      q[layouts[0].sof + 6] = uint8_t(height);
-    }
-    q += to - from;
+    memcpy(q, j.strips[i].deflated->data.get(), j.strips[i].deflated->size);
+    q += j.strips[i].deflated->size;
   }
   *q++ = 0xff;
   *q++ = 0xd9;

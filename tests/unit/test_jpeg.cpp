@@ -110,7 +110,8 @@ TEST_CASE("a JPEG encoded in strips decodes to exactly the one-piece encode") {
     CAPTURE(w, h);
     rgb_image img = scene(w, h);
     auto whole = cu::encode_jpeg_rgb(w, h, filler_of(img)(), 85);
-    auto strips = cu::encode_jpeg_rgb_parallel(w, h, filler_of(img), 85, runner);
+    cu::jpeg_strips layout = cu::jpeg_strip_layout(w, h, 85);
+    auto strips = cu::encode_jpeg_strips(layout, filler_of(img), runner);
     REQUIRE(whole.ok());
     REQUIRE(strips.ok());
     rgb_image a = decode(*whole);
@@ -120,6 +121,32 @@ TEST_CASE("a JPEG encoded in strips decodes to exactly the one-piece encode") {
     CHECK(a.bytes == b.bytes);
   }
   CHECK(runner.ran > 0);  // The tall images were really cut.
+}
+
+TEST_CASE("JPEG strips kept from an earlier encode join new ones exactly") {
+  thread_runner runner;
+  const int w = 1366, h = 768;
+  rgb_image before = scene(w, h);
+  cu::jpeg_strips j = cu::jpeg_strip_layout(w, h, 80);
+  REQUIRE(cu::encode_jpeg_strips(j, filler_of(before), runner).ok());
+  rgb_image after = before;
+  for (int y = 300; y < 340; ++y) {
+    for (int x = 600; x < 640; ++x) after.row(y)[x * 3] ^= 0xff;
+  }
+  size_t redone = 0;
+  for (cu::png_strip& s : j.strips) {
+    if (s.y0 < 340 && 300 < s.y1) {
+      s.deflated.reset();
+      ++redone;
+    }
+  }
+  CHECK(redone == 2);  // Rows 300..339 cross the strip boundary at 320.
+  auto joined = cu::encode_jpeg_strips(j, filler_of(after), runner);
+  cu::jpeg_strips fresh = cu::jpeg_strip_layout(w, h, 80);
+  auto whole = cu::encode_jpeg_strips(fresh, filler_of(after), runner);
+  REQUIRE(joined.ok());
+  REQUIRE(whole.ok());
+  CHECK(decode(*joined).bytes == decode(*whole).bytes);
 }
 
 TEST_CASE("lower JPEG quality gives smaller files") {

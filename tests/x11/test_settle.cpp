@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -208,4 +209,25 @@ TEST_CASE("a small change re-encodes to exactly the new pixels") {
     }
   }
   CHECK(differing == 0);
+}
+
+TEST_CASE("a small change re-encodes JPEG strips to the pixels of a whole new encode") {
+  xvfb x(1024, 768);
+  x_client painter(x.display());
+  xcb_window_t w = painter.create_window(0, 0, 1024, 768, {0, 0, 0});
+  painter.paint_noise(w, 1024, 768, 5);
+  painter.sync();
+  const std::map<std::string, std::string> jpeg{{"CU_IMAGE_FORMAT", "jpeg"}};
+  server_process s(x.display(), jpeg);
+  REQUIRE_FALSE(is_error(*s.call_tool("screenshot")));
+  painter.fill(w, 480, 360, 40, 40, {255, 255, 0});
+  painter.sync();
+  auto changed = s.call_tool("screenshot");
+  CHECK_FALSE(unchanged(*changed));
+  // A server that never saw the screen before encodes it whole.
+  server_process fresh(x.display(), jpeg);
+  auto whole = fresh.call_tool("screenshot");
+  rgb_image a = image_of(*changed), b = image_of(*whole);
+  REQUIRE(a.width == b.width);
+  CHECK(a.pixels == b.pixels);
 }
