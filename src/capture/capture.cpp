@@ -58,7 +58,7 @@ class frame_encoder {
     if (mem_.prefer_jpeg) {
       auto j = jpeg();
       // When the screen got simpler, PNG may fit again: try it next time.
-      if (j && double((*j)->bytes.size) * mem_.png_per_jpeg <
+      if (j && double((*j)->size) * mem_.png_per_jpeg <
                    kPngRetryShare * double(max_image_bytes_)) {
         mem_.prefer_jpeg = false;
       }
@@ -70,13 +70,13 @@ class frame_encoder {
     if (*png) {
       auto image = make_image_payload(std::move(**png), "image/png");
       if (line_size_(image) <= env_.max_result_bytes) return image;
-      png_bytes = double(image->bytes.size);
+      png_bytes = double(image->size);
     }
     // Too big as PNG: JPEG this time, and first from now on.
     auto j = jpeg();
     if (j) {
       mem_.prefer_jpeg = true;
-      mem_.png_per_jpeg = png_bytes / double(std::max<size_t>(1, (*j)->bytes.size));
+      mem_.png_per_jpeg = png_bytes / double(std::max<size_t>(1, (*j)->size));
     }
     return j;
   }
@@ -213,7 +213,7 @@ tool_result make_result(const std::shared_ptr<const image_payload>& image, const
   j.key("height").number(int64_t(area.h)).end_object();
   j.key("scale").number(double(area.w) / double(out.w));
   j.key("format").string(image->format());
-  j.key("bytes").number(int64_t(image->bytes.size));
+  j.key("bytes").number(int64_t(image->size));
   j.key("unchanged").boolean(unchanged);
   if (region != nullptr) {
     j.key("region").begin_array();
@@ -266,8 +266,10 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
   std::string save_error;
   if (job.save_to_disk) {
     const char* extension = std::string_view(image->mime_type) == "image/jpeg" ? "jpg" : "png";
-    auto path = save_image_file(env.save_dir, prefix, extension, image->bytes.data.get(),
-                                image->bytes.size);
+    // The file again from its base64 (the payload keeps only that).
+    std::vector<uint8_t> file;
+    base64_decode(image->base64, file);
+    auto path = save_image_file(env.save_dir, prefix, extension, file.data(), file.size());
     if (path) {
       saved = std::move(*path);
     } else {

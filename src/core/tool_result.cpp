@@ -35,7 +35,7 @@ std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type) {
   auto p = std::make_shared<image_payload>();
   base64_append(p->base64, bytes.data.get(), bytes.size);
-  p->bytes = std::move(bytes);
+  p->size = bytes.size;
   p->mime_type = mime_type;
   return p;
 }

@@ -17,14 +17,15 @@ namespace cu {
 // An encoded image as a client receives it. Shared, because an unchanged
 // screen is answered with the same image again.
 struct image_payload {
-  byte_buffer bytes;            // The PNG or JPEG file.
-  std::string base64;           // bytes, base64-encoded once.
+  std::string base64;           // The PNG or JPEG file, base64-encoded once.
+  size_t size = 0;              // The file's size.
   const char* mime_type = "image/png";
   // The structured result's name for the format: "png" or "jpeg".
   const char* format() const;
 };
 
-// Makes the payload of an encoded image (base64-encoding it).
+// Makes the payload of an encoded image (base64-encoding it; the file
+// itself is not kept: a cached screenshot would hold it twice).
 std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type);
 
