@@ -21,6 +21,10 @@ constexpr size_t kRingSize = 4096;
 // How often a monitor without a connection tries to connect again.
 constexpr int kRetryMs = 500;
 
+// The longest a capture waits for the monitor's first attempt to connect
+// (a display that accepts connections but never answers).
+constexpr auto kFirstAttemptWait = std::chrono::seconds(2);
+
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              damage_monitor::clock_type::now().time_since_epoch())
@@ -124,7 +128,14 @@ void damage_monitor::run() {
       std::lock_guard<std::mutex> lock(mu_);
       connected = conn_ != nullptr;
     }
-    if (!connected && !connect()) {
+    if (!connected) {
+      const bool ok = connect();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        first_attempt_done_ = true;
+      }
+      first_attempt_.notify_all();
+      if (ok) continue;
       pollfd wake{wake_fd_, POLLIN, 0};
       poll(&wake, 1, kRetryMs);
       continue;
@@ -147,10 +158,13 @@ void damage_monitor::run() {
   std::lock_guard<std::mutex> lock(mu_);
   watching_.store(false);
   conn_.reset();
+  first_attempt_done_ = true;
+  first_attempt_.notify_all();
 }
 
 std::optional<uint64_t> damage_monitor::sync_mark() {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  first_attempt_.wait_for(lock, kFirstAttemptWait, [this] { return first_attempt_done_; });
   if (!conn_) return std::nullopt;
   xcb_connection_t* c = conn_.get();
   // The reply comes after every report of drawing the server did before it.

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -45,7 +46,9 @@ class damage_monitor {
   // Brings the record up to date with everything the X server has drawn
   // until now (one round trip on the monitor's connection) and returns a
   // mark of that point; nothing when not watching. Pixels grabbed after
-  // this call show at least every change recorded before the mark.
+  // this call show at least every change recorded before the mark. The
+  // first call waits for the monitor's first attempt to connect, so the
+  // captures right after start have a record too.
   std::optional<uint64_t> sync_mark();
 
   // The rows of area (in root coordinates) drawn on since mark, as
@@ -86,6 +89,8 @@ class damage_monitor {
   // Marks below this came before the current connection.
   uint64_t epoch_ = 0;
   bool warned_ = false;
+  bool first_attempt_done_ = false;  // Guarded by mu_.
+  std::condition_variable first_attempt_;
 
   std::thread thread_;
 };
