@@ -1,6 +1,7 @@
 // Owns: turning captured 32-bit pixels into RGB rows, with area-averaging
 // downscaling (a box filter with exact fractional coverage, so text stays
-// legible; never nearest-neighbour).
+// legible; never nearest-neighbour), in portable C++ and in SSSE3 and AVX2
+// versions chosen at run time that give the same bytes.
 // Thread affinity: none; a scaler's scratch row belongs to one thread at a time.
 #pragma once
 
@@ -18,6 +19,18 @@ struct pixel_layout {
   bool operator==(const pixel_layout&) const = default;
 };
 
+// The instruction sets the scaler's inner loops come in, slowest first. Every
+// level writes exactly the bytes the scalar one does; scalar is the portable
+// reference and the only level off x86-64.
+enum class simd_level { scalar, ssse3, avx2 };
+
+// "scalar", "ssse3" or "avx2".
+const char* simd_name(simd_level level);
+
+// The fastest level this CPU runs (asked of the CPU once, on first use). The
+// build targets generic x86-64, so this is what turns on AVX2.
+simd_level simd_best();
+
 // One source pixel's share of one destination pixel, in 1/256ths.
 struct filter_taps {
   std::vector<int> start;    // First source index per destination index.
@@ -34,22 +47,36 @@ filter_taps make_area_taps(int src_len, int dst_len);
 // pixels. When the sizes match, it only converts.
 class area_scaler {
  public:
-  area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layout layout);
+  // level picks the inner loops; one above simd_best() runs as simd_best(),
+  // so tests and benchmarks can ask for each level on any CPU.
+  area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layout layout,
+              simd_level level = simd_best());
 
   // Writes destination row y (dst_w * 3 bytes of RGB) into rgb.
   void row(const uint8_t* src, size_t src_stride, int y, uint8_t* rgb);
 
   int dst_w() const { return dst_w_; }
   int dst_h() const { return dst_h_; }
+  // The level this scaler runs.
+  simd_level level() const { return level_; }
 
  private:
   template <int K>
   void horizontal(uint8_t* rgb) const;
+  void scalar_row(const uint8_t* src, size_t stride, int y, uint8_t* rgb);
 
   int src_w_, dst_w_, dst_h_;
   pixel_layout layout_;
+  simd_level level_;
   filter_taps xtaps_, ytaps_;
-  std::vector<uint16_t> acc_;  // One vertically filtered source row, in 1/256ths.
+  // One vertically filtered source row, in 1/256ths, and one spare pixel the
+  // vector loops may read (under a zero weight). The vector levels store each
+  // value offset to fit a signed 16-bit number (see kVerticalBias).
+  std::vector<uint16_t> acc_;
+  // The vector levels' horizontal weights: for each pair of taps p, for
+  // each destination pixel, taps 2p and 2p+1 (0 past the last) four times
+  // over, one pair per channel, as pmaddwd takes them.
+  std::vector<int16_t> xpairs_;
 };
 
 }  // namespace cu

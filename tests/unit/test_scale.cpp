@@ -1,5 +1,6 @@
 // Tests for src/capture/scale.h: area-averaging filter taps and the scaler
-// that turns 4-byte source pixels into RGB rows.
+// that turns 4-byte source pixels into RGB rows, at every instruction-set
+// level this CPU runs.
 #include "capture/scale.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -49,11 +51,23 @@ struct image {
   }
 };
 
-// The scaled image as RGB triples, row-major.
-std::vector<rgb> scale(const image& src, int dst_w, int dst_h, cu::pixel_layout layout = kBgrx) {
-  cu::area_scaler s(src.w, src.h, dst_w, dst_h, layout);
+// The scalar level and every vector level this CPU runs, slowest first.
+std::vector<cu::simd_level> levels() {
+  std::vector<cu::simd_level> all{cu::simd_level::scalar};
+  for (cu::simd_level l : {cu::simd_level::ssse3, cu::simd_level::avx2}) {
+    if (l <= cu::simd_best()) all.push_back(l);
+  }
+  return all;
+}
+
+// The scaled image as RGB triples, row-major. Each row goes into a buffer of
+// exactly its size, so AddressSanitizer catches a store past the end.
+std::vector<rgb> scale(const image& src, int dst_w, int dst_h, cu::pixel_layout layout = kBgrx,
+                       cu::simd_level level = cu::simd_level::scalar) {
+  cu::area_scaler s(src.w, src.h, dst_w, dst_h, layout, level);
   REQUIRE(s.dst_w() == dst_w);
   REQUIRE(s.dst_h() == dst_h);
+  REQUIRE(s.level() == level);
   std::vector<uint8_t> row(size_t(dst_w) * 3);
   std::vector<rgb> out;
   out.reserve(size_t(dst_w) * size_t(dst_h));
@@ -149,6 +163,8 @@ TEST_CASE("an integer ratio gives equal taps aligned to the source") {
 }
 
 TEST_CASE("a uniform colour scales to exactly that colour") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   const rgb colour{12, 200, 255};
   const std::array<std::array<int, 4>, 4> cases = {
       {{1920, 1080, 1366, 768}, {2560, 1440, 1366, 768}, {7, 5, 3, 2}, {1600, 1200, 1024, 768}}};
@@ -156,23 +172,27 @@ TEST_CASE("a uniform colour scales to exactly that colour") {
     CAPTURE(sw, sh, dw, dh);
     image src(sw, sh, 12);
     src.fill(0, 0, sw, sh, colour);
-    std::vector<rgb> out = scale(src, dw, dh);
+    std::vector<rgb> out = scale(src, dw, dh, kBgrx, level);
     CHECK(std::all_of(out.begin(), out.end(), [&](const rgb& c) { return c == colour; }));
   }
 }
 
 TEST_CASE("a 2x2 checker scales to its average, rounded to nearest") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   image src(2, 2);
   src.set(0, 0, {10, 0, 255});
   src.set(1, 0, {250, 1, 255});
   src.set(0, 1, {250, 1, 0});
   src.set(1, 1, {10, 1, 0});
   // Red averages to exactly 130, green to 0.75 and blue to 127.5.
-  std::vector<rgb> out = scale(src, 1, 1);
+  std::vector<rgb> out = scale(src, 1, 1, kBgrx, level);
   CHECK(out == std::vector<rgb>{{130, 1, 128}});
 }
 
 TEST_CASE("a rectangle's scaled centre has exactly the rectangle's colour") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   image src(1920, 1080, 64);
   src.fill(0, 0, 1920, 1080, {128, 128, 128});
   struct box {
@@ -185,7 +205,7 @@ TEST_CASE("a rectangle's scaled centre has exactly the rectangle's colour") {
       {1500, 10, 1507, 17, {1, 2, 3}},     {20, 900, 1900, 905, {250, 0, 250}},
   };
   for (const box& b : boxes) src.fill(b.x0, b.y0, b.x1, b.y1, b.colour);
-  std::vector<rgb> out = scale(src, 1366, 768);
+  std::vector<rgb> out = scale(src, 1366, 768, kBgrx, level);
   for (const box& b : boxes) {
     const int cx = (b.x0 + b.x1) / 2 * 1366 / 1920;
     const int cy = (b.y0 + b.y1) / 2 * 768 / 1080;
@@ -196,6 +216,8 @@ TEST_CASE("a rectangle's scaled centre has exactly the rectangle's colour") {
 }
 
 TEST_CASE("a random image scales to its area average within rounding") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   std::mt19937 rng(1080);
   std::uniform_int_distribution<int> byte(0, 255);
   image src(1920, 1080, 8);
@@ -204,7 +226,7 @@ TEST_CASE("a random image scales to its area average within rounding") {
       src.set(x, y, {uint8_t(byte(rng)), uint8_t(byte(rng)), uint8_t(byte(rng))});
     }
   }
-  std::vector<rgb> out = scale(src, 1366, 768);
+  std::vector<rgb> out = scale(src, 1366, 768, kBgrx, level);
   double worst = 0;
   std::array<double, 3> bias{};
   int samples = 0;
@@ -225,19 +247,23 @@ TEST_CASE("a random image scales to its area average within rounding") {
 }
 
 TEST_CASE("the pixel layout decides which source byte is red and which is blue") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   image src(4, 2, 4);
   src.fill(0, 0, 4, 2, {10, 20, 30});  // Stored as bytes 30, 20, 10, X.
   SECTION("when scaling") {
-    CHECK(scale(src, 2, 1, kBgrx) == std::vector<rgb>{{10, 20, 30}, {10, 20, 30}});
-    CHECK(scale(src, 2, 1, kRgbx) == std::vector<rgb>{{30, 20, 10}, {30, 20, 10}});
+    CHECK(scale(src, 2, 1, kBgrx, level) == std::vector<rgb>{{10, 20, 30}, {10, 20, 30}});
+    CHECK(scale(src, 2, 1, kRgbx, level) == std::vector<rgb>{{30, 20, 10}, {30, 20, 10}});
   }
   SECTION("when only converting") {
-    CHECK(scale(src, 4, 2, kBgrx) == std::vector<rgb>(8, rgb{10, 20, 30}));
-    CHECK(scale(src, 4, 2, kRgbx) == std::vector<rgb>(8, rgb{30, 20, 10}));
+    CHECK(scale(src, 4, 2, kBgrx, level) == std::vector<rgb>(8, rgb{10, 20, 30}));
+    CHECK(scale(src, 4, 2, kRgbx, level) == std::vector<rgb>(8, rgb{30, 20, 10}));
   }
 }
 
 TEST_CASE("a same-size scaler only converts pixels and honours the stride") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   std::mt19937 rng(517);
   std::uniform_int_distribution<int> byte(0, 255);
   image src(517, 33, 20);
@@ -246,7 +272,7 @@ TEST_CASE("a same-size scaler only converts pixels and honours the stride") {
       src.set(x, y, {uint8_t(byte(rng)), uint8_t(byte(rng)), uint8_t(byte(rng))});
     }
   }
-  std::vector<rgb> out = scale(src, 517, 33);
+  std::vector<rgb> out = scale(src, 517, 33, kBgrx, level);
   bool same = true;
   for (int y = 0; y < src.h; ++y) {
     for (int x = 0; x < src.w; ++x) same = same && out[size_t(y) * 517 + size_t(x)] == src.get(x, y);
@@ -255,14 +281,69 @@ TEST_CASE("a same-size scaler only converts pixels and honours the stride") {
 }
 
 TEST_CASE("rows may be produced in any order") {
+  const cu::simd_level level = GENERATE(from_range(levels()));
+  CAPTURE(cu::simd_name(level));
   image src(30, 20);
   for (int y = 0; y < 20; ++y) src.fill(0, y, 30, y + 1, {uint8_t(y * 10), 0, 0});
-  std::vector<rgb> in_order = scale(src, 9, 7);
-  cu::area_scaler s(30, 20, 9, 7, kBgrx);
+  std::vector<rgb> in_order = scale(src, 9, 7, kBgrx, level);
+  cu::area_scaler s(30, 20, 9, 7, kBgrx, level);
   std::vector<uint8_t> row(9 * 3);
   for (int y = 6; y >= 0; --y) {
     s.row(src.bytes.data(), src.stride, y, row.data());
     CAPTURE(y);
     CHECK(rgb{row[0], row[1], row[2]} == in_order[size_t(y) * 9]);
+  }
+}
+
+TEST_CASE("a level above what the CPU runs falls back to the best it does") {
+  const cu::area_scaler s(64, 32, 40, 20, kBgrx, cu::simd_level::avx2);
+  CHECK(s.level() == std::min(cu::simd_level::avx2, cu::simd_best()));
+  CHECK(cu::area_scaler(64, 32, 40, 20, kBgrx).level() == cu::simd_best());
+  CHECK(std::string(cu::simd_name(cu::simd_level::scalar)) == "scalar");
+  CHECK(std::string(cu::simd_name(cu::simd_level::ssse3)) == "ssse3");
+  CHECK(std::string(cu::simd_name(cu::simd_level::avx2)) == "avx2");
+}
+
+TEST_CASE("every vector level writes exactly the bytes of the scalar level") {
+  // The screen sizes the server scales, then sizes that leave every vector
+  // loop a tail (widths 1 to 19), many taps per pixel (100 to 7 columns),
+  // a one-way downscale each way, and no padding after the last row, so an
+  // over-read of the source shows up under AddressSanitizer.
+  struct size_case {
+    int sw, sh, dw, dh;
+    size_t pad;
+  };
+  std::vector<size_case> cases = {
+      {1920, 1080, 1366, 768, 0}, {1920, 1080, 1920, 1080, 0}, {3840, 2160, 1366, 768, 8},
+      {3440, 1440, 1568, 656, 0}, {2560, 1440, 1366, 768, 4},  {100, 40, 7, 3, 0},
+      {1000, 9, 3, 2, 0},         {640, 480, 639, 479, 12},    {640, 480, 640, 240, 0},
+      {640, 480, 320, 480, 0},    {33, 17, 1, 1, 0},           {1, 1, 1, 1, 0},
+  };
+  for (int sw = 1; sw <= 19; ++sw) {
+    for (int dw : {1, (sw + 1) / 2, sw - 1, sw}) {
+      if (dw >= 1) cases.push_back({sw, 5, dw, 3, size_t(sw % 3) * 4});
+    }
+  }
+  std::mt19937 rng(2160);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (const size_case& c : cases) {
+    CAPTURE(c.sw, c.sh, c.dw, c.dh, c.pad);
+    // Noise (the fourth byte too), then flat white and black blocks, whose
+    // sums are the largest and smallest the accumulators hold.
+    image src(c.sw, c.sh, c.pad);
+    for (uint8_t& b : src.bytes) b = uint8_t(byte(rng));
+    src.fill(0, 0, c.sw / 3, c.sh / 2, {255, 255, 255});
+    src.fill(c.sw / 3, c.sh / 2, c.sw * 2 / 3, c.sh, {0, 0, 0});
+    for (cu::pixel_layout layout : {kBgrx, kRgbx}) {
+      const std::vector<rgb> want = scale(src, c.dw, c.dh, layout, cu::simd_level::scalar);
+      for (cu::simd_level level : levels()) {
+        CAPTURE(layout.r, cu::simd_name(level));
+        // The first pixel that differs, rather than a million printed.
+        const std::vector<rgb> got = scale(src, c.dw, c.dh, layout, level);
+        const size_t at = size_t(std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin());
+        CAPTURE(at % size_t(c.dw), at / size_t(c.dw));
+        CHECK(at == got.size());
+      }
+    }
   }
 }
