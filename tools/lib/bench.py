@@ -160,7 +160,7 @@ def ensure_packages(required, optional=None, also=(), quiet_stderr=False):
             raise BenchError(f"could not install {' '.join(wanted)}")
 
 
-def start_xvfb(children):
+def start_xvfb(children, width=SCREEN_WIDTH, height=SCREEN_HEIGHT):
     """Start Xvfb on a display number it picks itself; return the DISPLAY string.
 
     Always with -noreset: without it Xvfb resets whenever its last client
@@ -171,7 +171,7 @@ def start_xvfb(children):
     read_fd, write_fd = os.pipe()
     try:
         children.start(["Xvfb", "-displayfd", str(write_fd), "-screen", "0",
-                        f"{SCREEN_WIDTH}x{SCREEN_HEIGHT}x24", "-nolisten", "tcp",
+                        f"{width}x{height}x24", "-nolisten", "tcp",
                         "-noreset"],
                        pass_fds=(write_fd,), stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
@@ -254,8 +254,23 @@ def png_size(b64_prefix):
     return struct.unpack(">II", header[16:24])
 
 
+def image_size(b64):
+    """(width, height) of a base64-encoded PNG or JPEG (from its SOF0 segment)."""
+    if b64.startswith("iVBOR"):
+        return png_size(b64)
+    data = base64.b64decode(b64)
+    i = 2
+    while i + 9 < len(data) and data[i] == 0xFF:
+        marker, length = data[i + 1], struct.unpack(">H", data[i + 2:i + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2):
+            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            return width, height
+        i += 2 + length
+    raise BenchError("image is neither a PNG nor a JPEG with a frame header")
+
+
 def screenshot_image(reply):
-    """The base64 PNG data of a screenshot reply, after checking its shape."""
+    """The base64 image data of a screenshot reply, after checking its shape."""
     result = reply.get("result", {})
     content = result.get("content") or [{}]
     if result.get("isError") or content[0].get("type") != "image":
