@@ -140,16 +140,7 @@ result<byte_buffer> encode_jpeg_strips(jpeg_strips& j,
       s.deflated = std::make_shared<const byte_buffer>(std::move(data));
     }
   };
-  const size_t parts = std::min<size_t>(kJpegParallel, todo.size());
-  if (parts <= 1) {
-    run(0, todo.size());
-  } else {
-    std::vector<std::function<void()>> tasks;
-    for (size_t p = 0; p < parts; ++p) {
-      tasks.emplace_back([&, p] { run(todo.size() * p / parts, todo.size() * (p + 1) / parts); });
-    }
-    runner.run_all(tasks);
-  }
+  run_in_parts(&runner, todo.size(), kJpegParallel, run);
   if (failure) return std::move(*failure);
   // The headers (with the whole image's height), each strip's data with a
   // restart marker between two, EOI.

@@ -255,16 +255,7 @@ result<std::optional<byte_buffer>> encode_isal(int width, int height,
       if (total.fetch_add(s.deflated->size) + s.deflated->size > give_up_above) too_big = true;
     }
   };
-  const size_t parts = runner == nullptr ? 1 : std::min<size_t>(size_t(parallel), todo.size());
-  if (parts <= 1) {
-    run(0, todo.size());
-  } else {
-    std::vector<std::function<void()>> tasks;
-    for (size_t p = 0; p < parts; ++p) {
-      tasks.emplace_back([&, p] { run(todo.size() * p / parts, todo.size() * (p + 1) / parts); });
-    }
-    runner->run_all(tasks);
-  }
+  run_in_parts(runner, todo.size(), size_t(parallel), run);
   if (failure) return std::move(*failure);
   if (too_big) return std::optional<byte_buffer>();
   auto png = assemble_png(width, height, strips);

@@ -17,8 +17,11 @@
 #include <vector>
 
 #include "capture/task_runner.h"
+#include "thread_runner.h"
 
 namespace {
+
+using cu::test::thread_runner;
 
 struct rgb_image {
   int w = 0, h = 0;
@@ -41,18 +44,6 @@ rgb_image scene(int w, int h) {
   }
   return img;
 }
-
-class thread_runner final : public cu::task_runner {
- public:
-  void run_all(std::span<const std::function<void()>> tasks) override {
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < tasks.size(); ++i) threads.emplace_back(tasks[i]);
-    if (!tasks.empty()) tasks[0]();
-    for (std::thread& t : threads) t.join();
-    ran += tasks.size();
-  }
-  size_t ran = 0;
-};
 
 rgb_image decode(const cu::byte_buffer& j) {
   jpeg_decompress_struct cinfo;

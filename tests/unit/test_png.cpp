@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "capture/task_runner.h"
+#include "thread_runner.h"
 
 #include <catch2/catch.hpp>
 
@@ -23,6 +24,8 @@
 #include <vector>
 
 namespace {
+
+using cu::test::thread_runner;
 
 struct spng_ctx_deleter {
   void operator()(spng_ctx* c) const { spng_ctx_free(c); }
@@ -133,20 +136,6 @@ void check_round_trip(const rgb_image& img, cu::png_engine engine) {
   }
   CHECK(first_bad_row == -1);
 }
-
-// Runs the first task here and the rest on threads of their own, all at
-// once, as the capture pool does when workers are idle.
-class thread_runner final : public cu::task_runner {
- public:
-  void run_all(std::span<const std::function<void()>> tasks) override {
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < tasks.size(); ++i) threads.emplace_back(tasks[i]);
-    if (!tasks.empty()) tasks[0]();
-    for (std::thread& t : threads) t.join();
-    ran += tasks.size();
-  }
-  size_t ran = 0;
-};
 
 // Encodes img in strips through runner; every row must be asked for exactly
 // once, whichever thread asks.

@@ -59,6 +59,19 @@ class animation {
   std::thread thread_;
 };
 
+// A 1024x768 screen (no downscale) covered by one window of noise: every
+// strip of its image is busy.
+struct noise_screen {
+  explicit noise_screen(uint32_t seed) {
+    window = painter.create_window(0, 0, 1024, 768, {0, 0, 0});
+    painter.paint_noise(window, 1024, 768, seed);
+    painter.sync();
+  }
+  xvfb x{1024, 768};
+  x_client painter{x.display()};
+  xcb_window_t window = 0;
+};
+
 // Milliseconds from sending a mouse_move to the screenshot after it.
 int64_t move_then_screenshot(server_process& s, int x) {
   const int64_t t0 = now_ms();
@@ -177,12 +190,10 @@ TEST_CASE("an unchanged screen is answered from the cache, and a one-pixel chang
 }
 
 TEST_CASE("a small change re-encodes to exactly the new pixels") {
-  xvfb x(1024, 768);
-  x_client painter(x.display());
-  xcb_window_t w = painter.create_window(0, 0, 1024, 768, {0, 0, 0});
-  painter.paint_noise(w, 1024, 768, 3);
-  painter.sync();
-  server_process s(x.display(), {{"CU_IMAGE_FORMAT", "png"}});
+  noise_screen screen(3);
+  x_client& painter = screen.painter;
+  const xcb_window_t w = screen.window;
+  server_process s(screen.x.display(), {{"CU_IMAGE_FORMAT", "png"}});
   rgb_image before = image_of(*s.call_tool("screenshot"));
   // 40x40 in the middle, then a strip boundary row and the last row.
   painter.fill(w, 480, 360, 40, 40, {255, 255, 0});
@@ -214,20 +225,19 @@ TEST_CASE("a small change re-encodes to exactly the new pixels") {
 }
 
 TEST_CASE("a small change re-encodes JPEG strips to the pixels of a whole new encode") {
-  xvfb x(1024, 768);
-  x_client painter(x.display());
-  xcb_window_t w = painter.create_window(0, 0, 1024, 768, {0, 0, 0});
-  painter.paint_noise(w, 1024, 768, 5);
-  painter.sync();
+  noise_screen screen(5);
+  x_client& painter = screen.painter;
+  const xcb_window_t w = screen.window;
+  const std::string& display = screen.x.display();
   const std::map<std::string, std::string> jpeg{{"CU_IMAGE_FORMAT", "jpeg"}};
-  server_process s(x.display(), jpeg);
+  server_process s(display, jpeg);
   REQUIRE_FALSE(is_error(*s.call_tool("screenshot")));
   painter.fill(w, 480, 360, 40, 40, {255, 255, 0});
   painter.sync();
   auto changed = s.call_tool("screenshot");
   CHECK_FALSE(unchanged(*changed));
   // A server that never saw the screen before encodes it whole.
-  server_process fresh(x.display(), jpeg);
+  server_process fresh(display, jpeg);
   auto whole = fresh.call_tool("screenshot");
   rgb_image a = image_of(*changed), b = image_of(*whole);
   REQUIRE(a.width == b.width);
