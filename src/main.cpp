@@ -40,7 +40,8 @@ void usage(FILE* f) {
       "  CU_MAX_RESULT_BYTES   size budget of an image result line (default 1000000)\n"
       "  CU_MAX_FRAME_BYTES    longest accepted request line (default 67108864)\n"
       "  CU_CAPTURE_WORKERS    capture threads (default: one per core, at least 2)\n"
-      "  CU_TYPE_DELAY_MS      pause after each typed character (default 12; 0 off)\n"
+      "  CU_TYPE_DELAY_MS      extra pause after each typed character (default 0: each\n"
+      "                        one paced by an X round trip only)\n"
       "  CU_INPUT_GUARD        0 disables the process that releases input if we are killed\n"
       "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n",
       f);

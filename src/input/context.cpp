@@ -267,6 +267,16 @@ status input_context::ensure_layout() {
   return done_t{};
 }
 
+keysym_t input_context::keysym_to_type(const typed_char& k) {
+  auto in_layout = layout_.find(k.sym);
+  if (in_layout && borrowed_.count(in_layout->keycode) == 0) return k.sym;
+  // Not on the keyboard: bind the character's Unicode keysym, which every
+  // client reads the same way. Some legacy keysyms are not (xterm types
+  // ballotcross, U+2717, as U+2612).
+  if (k.code_point >= 0x100 && k.code_point != '\n') return 0x01000000 | k.code_point;
+  return k.sym;
+}
+
 std::optional<key_stroke> input_context::lookup(keysym_t sym) {
   // A keycode we borrowed may still appear in the layout under the keysym
   // it had when the layout was read; only borrowed_ knows what it is now.
@@ -400,7 +410,8 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
   status outcome = done_t{};
   for (size_t i = 0; i < keys.size(); ++i) {
     const typed_char& k = keys[i];
-    auto stroke = lookup(k.sym);
+    const keysym_t sym = keysym_to_type(k);
+    auto stroke = lookup(sym);
     if (!stroke) {
       // The spare keys should hold the keysyms the layout lacks that are
       // needed soonest (those already bound stay): bind them in one batch,
@@ -408,7 +419,7 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
       std::vector<keysym_t> ahead;
       size_t room = spare_keys();
       for (size_t j = i; j < keys.size() && ahead.size() < room; ++j) {
-        keysym_t s = keys[j].sym;
+        keysym_t s = keysym_to_type(keys[j]);
         auto in_layout = layout_.find(s);
         if (in_layout && borrowed_.count(in_layout->keycode) == 0) continue;
         if (std::find(ahead.begin(), ahead.end(), s) == ahead.end()) ahead.push_back(s);
@@ -417,7 +428,7 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
         outcome = b.take_error();
         break;
       }
-      stroke = lookup(k.sym);
+      stroke = lookup(sym);
       if (!stroke) {
         outcome = make_error(errc::x_failed, "could not bind a keycode");
         break;
@@ -436,6 +447,14 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
     set_down(stroke->keycode, false);
     for (size_t m = nmods; m-- > 0;) set_down(mods[m], false);
     ++*typed;
+    // Paced by the X server: one round trip per character, so each key has
+    // been delivered before the next is sent (tools/measure-typing found no
+    // character lost this way in xterm or GTK). CU_TYPE_DELAY_MS adds a
+    // pause for programs slower than that.
+    if (auto s = sync(); !s) {
+      outcome = s.take_error();
+      break;
+    }
     bool go_on = type_delay_ms_ > 0 ? pause_ms(type_delay_ms_)
                  : (*typed % 64 == 0 && wait_until) ? wait_until(clock_type::now())
                                                      : true;

@@ -119,6 +119,9 @@ class input_context {
   status ensure_layout();
   // The stroke for sym from the layout or a borrowed keycode, if any.
   std::optional<key_stroke> lookup(keysym_t sym);
+  // The keysym k is typed with: its own when the layout has it, else the
+  // Unicode keysym of its character (beyond Latin-1), to borrow a key for.
+  keysym_t keysym_to_type(const typed_char& k);
   // How many keycodes can be borrowed at once (free ones and ours).
   size_t spare_keys() const;
   // Binds spare keycodes to those of syms nothing produces yet, as many as

@@ -145,8 +145,12 @@ tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_
                 const std::string& label) {
   for (int64_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < chords.size(); ++c) {
-      if ((i > 0 || c > 0) && ctx.type_delay_ms() > 0 && !ctx.pause_ms(ctx.type_delay_ms())) {
-        return tool_result::failure("stopped");
+      if (i > 0 || c > 0) {
+        // Paced as typing is: a round trip, then CU_TYPE_DELAY_MS if set.
+        if (auto s = ctx.sync(); !s) return failed(s.err());
+        if (ctx.type_delay_ms() > 0 && !ctx.pause_ms(ctx.type_delay_ms())) {
+          return tool_result::failure("stopped");
+        }
       }
       if (auto s = ctx.tap_chord(chords[c]); !s) return failed(s.err());
     }

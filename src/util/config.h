@@ -25,7 +25,7 @@ struct config {
   size_t max_result_bytes = 1000000;                            // CU_MAX_RESULT_BYTES
   size_t max_frame_bytes = size_t{64} << 20;                    // CU_MAX_FRAME_BYTES
   int capture_workers = 0;                                      // CU_CAPTURE_WORKERS
-  double type_delay_ms = 12;                                    // CU_TYPE_DELAY_MS
+  double type_delay_ms = 0;                                     // CU_TYPE_DELAY_MS
   bool input_guard = true;                                      // CU_INPUT_GUARD
   log_level level = log_level::info;                            // CU_LOG_LEVEL
 };
