@@ -50,7 +50,7 @@ class frame_encoder {
       case image_format::png: {
         auto png = encode_png(SIZE_MAX);
         if (!png) return png.take_error();
-        return make_image_payload(std::move(**png), "image/png");
+        return make_image_payload((*png)->spans(), "image/png");
       }
       case image_format::jpeg: return jpeg();
       case image_format::automatic: break;
@@ -68,7 +68,7 @@ class frame_encoder {
     if (!png) return png.take_error();
     double png_bytes = png_estimate();
     if (*png) {
-      auto image = make_image_payload(std::move(**png), "image/png");
+      auto image = make_image_payload((*png)->spans(), "image/png");
       if (line_size_(image) <= env_.max_result_bytes) return image;
       png_bytes = double(image->size);
     }
@@ -92,7 +92,7 @@ class frame_encoder {
 
   // The PNG, reusing the strips of the last one that nothing was drawn on
   // since; nothing when it would pass give_up_above bytes.
-  result<std::optional<byte_buffer>> encode_png(size_t give_up_above) {
+  result<std::optional<png_pieces>> encode_png(size_t give_up_above) {
     std::vector<png_strip> strips = png_strip_layout(out_.h);
     if (mark_ && env_.damage != nullptr && mem_.strips.size() == strips.size() &&
         !strips.empty()) {

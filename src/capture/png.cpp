@@ -172,9 +172,10 @@ uint32_t adler32_combine(uint32_t a1, uint32_t a2, size_t len2) {
   return uint32_t(sum1 | (sum2 << 16));
 }
 
-// Joins the strips into one PNG: signature, IHDR, one IDAT holding a zlib
-// stream (header, the strips' blocks, Adler-32), IEND.
-result<byte_buffer> assemble_png(int width, int height, const std::vector<png_strip>& strips) {
+// The strips as one PNG: signature, IHDR, one IDAT holding a zlib stream
+// (header, the strips' blocks, Adler-32), IEND. The strips' bytes are
+// shared, not copied; the checksums run over them where they are.
+png_pieces assemble_png(int width, int height, const std::vector<png_strip>& strips) {
   static constexpr uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   static constexpr uint8_t kIend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xae, 0x42, 0x60, 0x82};
   size_t idat_len = 2 + 4;  // zlib header and trailer.
@@ -183,11 +184,9 @@ result<byte_buffer> assemble_png(int width, int height, const std::vector<png_st
     idat_len += s.deflated->size;
     adler = &s == &strips.front() ? s.adler : adler32_combine(adler, s.adler, s.raw_bytes);
   }
-  const size_t total = 8 + 25 + 8 + idat_len + 4 + 12;
-  byte_buffer png;
-  png.data.reset(static_cast<uint8_t*>(std::malloc(total)));
-  if (!png.data) return make_error(errc::io, "out of memory for the PNG");
-  uint8_t* p = png.data.get();
+  png_pieces png;
+  png.head.resize(8 + 25 + 8 + 2);
+  uint8_t* p = png.head.data();
   memcpy(p, kSignature, 8);
   put_be32(p + 8, 13);
   memcpy(p + 12, "IHDR", 4);
@@ -199,19 +198,20 @@ result<byte_buffer> assemble_png(int width, int height, const std::vector<png_st
   put_be32(p + 29, crc32_gzip_refl(0, p + 12, 17));
   put_be32(p + 33, uint32_t(idat_len));
   memcpy(p + 37, "IDAT", 4);
-  uint8_t* q = p + 41;
   // CMF 0x78: deflate with a 32 KiB window; FLG 0x01: fastest, check bits.
-  *q++ = 0x78;
-  *q++ = 0x01;
+  p[41] = 0x78;
+  p[42] = 0x01;
+  uint32_t crc = crc32_gzip_refl(0, p + 37, 6);
   for (const png_strip& s : strips) {
-    memcpy(q, s.deflated->data.get(), s.deflated->size);
-    q += s.deflated->size;
+    png.body.push_back(s.deflated);
+    crc = crc32_gzip_refl(crc, s.deflated->data.get(), s.deflated->size);
   }
+  png.tail.resize(4 + 4 + 12);
+  uint8_t* q = png.tail.data();
   put_be32(q, adler);
-  q += 4;
-  put_be32(q, crc32_gzip_refl(0, p + 37, 4 + idat_len));
-  memcpy(q + 4, kIend, 12);
-  png.size = total;
+  crc = crc32_gzip_refl(crc, q, 4);
+  put_be32(q + 4, crc);
+  memcpy(q + 8, kIend, 12);
   return png;
 }
 
@@ -223,7 +223,7 @@ constexpr int kStripRows = 32;
 // Deflates the strips without bytes on up to `parallel` threads (runner may
 // be null: here), each taking a contiguous run, and joins them. Nothing
 // when the bytes passed give_up_above.
-result<std::optional<byte_buffer>> encode_isal(int width, int height,
+result<std::optional<png_pieces>> encode_isal(int width, int height,
                                                std::vector<png_strip>& strips,
                                                const std::function<row_filler()>& make_filler,
                                                task_runner* runner, int parallel,
@@ -257,10 +257,8 @@ result<std::optional<byte_buffer>> encode_isal(int width, int height,
   };
   run_in_parts(runner, todo.size(), size_t(parallel), run);
   if (failure) return std::move(*failure);
-  if (too_big) return std::optional<byte_buffer>();
-  auto png = assemble_png(width, height, strips);
-  if (!png) return png.take_error();
-  return std::optional<byte_buffer>(std::move(*png));
+  if (too_big) return std::optional<png_pieces>();
+  return std::optional<png_pieces>(assemble_png(width, height, strips));
 }
 
 std::vector<png_strip> strip_layout(int height, int count) {
@@ -280,7 +278,7 @@ result<byte_buffer> encode_isal_whole(int width, int height, int count,
   std::vector<png_strip> strips = strip_layout(height, std::min(count, std::max(1, height / kMinStripRows)));
   auto png = encode_isal(width, height, strips, make_filler, runner, kParallelStrips, SIZE_MAX);
   if (!png) return png.take_error();
-  return std::move(**png);
+  return (*png)->join();
 }
 
 #endif
@@ -322,7 +320,7 @@ std::vector<png_strip> png_strip_layout(int height) {
 #endif
 }
 
-result<std::optional<byte_buffer>> encode_png_strips(
+result<std::optional<png_pieces>> encode_png_strips(
     int width, int height, std::vector<png_strip>& strips,
     const std::function<row_filler()>& make_filler, task_runner& runner, size_t give_up_above) {
   if (width <= 0 || height <= 0) return make_error(errc::invalid_argument, "empty image");
@@ -334,8 +332,36 @@ result<std::optional<byte_buffer>> encode_png_strips(
 #endif
   auto png = encode_png_rgb_parallel(width, height, make_filler, runner);
   if (!png) return png.take_error();
-  if (png->size > give_up_above) return std::optional<byte_buffer>();
-  return std::optional<byte_buffer>(std::move(*png));
+  if (png->size > give_up_above) return std::optional<png_pieces>();
+  png_pieces whole;
+  whole.body.push_back(std::make_shared<const byte_buffer>(std::move(*png)));
+  return std::optional<png_pieces>(std::move(whole));
+}
+
+size_t png_pieces::size() const {
+  size_t n = head.size() + tail.size();
+  for (const auto& b : body) n += b->size;
+  return n;
+}
+
+std::vector<std::span<const uint8_t>> png_pieces::spans() const {
+  std::vector<std::span<const uint8_t>> out;
+  out.emplace_back(head.data(), head.size());
+  for (const auto& b : body) out.emplace_back(b->data.get(), b->size);
+  out.emplace_back(tail.data(), tail.size());
+  return out;
+}
+
+byte_buffer png_pieces::join() const {
+  byte_buffer out;
+  out.data.reset(static_cast<uint8_t*>(std::malloc(std::max<size_t>(1, size()))));
+  uint8_t* q = out.data.get();
+  for (std::span<const uint8_t> s : spans()) {
+    if (!s.empty()) memcpy(q, s.data(), s.size());
+    q += s.size();
+  }
+  out.size = size();
+  return out;
 }
 
 const char* png_fastest_engine_name() { return CU_HAVE_ISAL ? "isa-l" : "libspng"; }

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/byte_buffer.h"
@@ -54,6 +55,18 @@ struct png_strip {
   size_t raw_bytes = 0;  // Their length.
 };
 
+// A PNG file as the pieces it is made of, in order: its strips' bytes are
+// shared (with the cache), not copied into one buffer.
+struct png_pieces {
+  std::vector<uint8_t> head;
+  std::vector<std::shared_ptr<const byte_buffer>> body;
+  std::vector<uint8_t> tail;
+  size_t size() const;
+  std::vector<std::span<const uint8_t>> spans() const;
+  // The file in one buffer.
+  byte_buffer join() const;
+};
+
 // The strips an image of this height is cut into; empty when strips cannot
 // be kept (without ISA-L, libspng encodes the image in one piece).
 std::vector<png_strip> png_strip_layout(int height);
@@ -63,7 +76,7 @@ std::vector<png_strip> png_strip_layout(int height);
 // give_up_above, it stops early and answers nothing: the PNG would be too
 // big. make_filler is called once per run of strips, from the thread that
 // encodes it, for a filler with its own scratch state.
-result<std::optional<byte_buffer>> encode_png_strips(
+result<std::optional<png_pieces>> encode_png_strips(
     int width, int height, std::vector<png_strip>& strips,
     const std::function<row_filler()>& make_filler, task_runner& runner, size_t give_up_above);
 

@@ -40,6 +40,15 @@ std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
   return p;
 }
 
+std::shared_ptr<const image_payload> make_image_payload(
+    std::span<const std::span<const uint8_t>> pieces, const char* mime_type) {
+  auto p = std::make_shared<image_payload>();
+  base64_append(p->base64, pieces);
+  for (std::span<const uint8_t> piece : pieces) p->size += piece.size();
+  p->mime_type = mime_type;
+  return p;
+}
+
 tool_result& tool_result::add_image(std::shared_ptr<const image_payload> image) {
   content_block b;
   b.type = content_block::kind::image;

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ struct image_payload {
 // itself is not kept: a cached screenshot would hold it twice).
 std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type);
+// The same for a file held as pieces, in order.
+std::shared_ptr<const image_payload> make_image_payload(
+    std::span<const std::span<const uint8_t>> pieces, const char* mime_type);
 
 struct content_block {
   enum class kind { text, image } type = kind::text;

@@ -59,6 +59,29 @@ void base64_append(std::string& out, const uint8_t* data, size_t n) {
   }
 }
 
+void base64_append(std::string& out, std::span<const std::span<const uint8_t>> pieces) {
+  size_t total = 0;
+  for (std::span<const uint8_t> p : pieces) total += p.size();
+  out.reserve(out.size() + base64_encoded_size(total));
+  // Each piece's whole groups of three are encoded where they are; the one
+  // or two bytes left over are carried into the next piece's first group.
+  uint8_t carry[3];
+  size_t carried = 0;
+  for (std::span<const uint8_t> p : pieces) {
+    size_t i = 0;
+    while (carried > 0 && carried < 3 && i < p.size()) carry[carried++] = p[i++];
+    if (carried == 3) {
+      base64_append(out, carry, 3);
+      carried = 0;
+    }
+    const size_t whole = (p.size() - i) / 3 * 3;
+    base64_append(out, p.data() + i, whole);
+    i += whole;
+    while (i < p.size()) carry[carried++] = p[i++];
+  }
+  base64_append(out, carry, carried);
+}
+
 bool base64_decode(std::string_view in, std::vector<uint8_t>& out) {
   if (in.size() % 4 != 0) return false;
   out.clear();

@@ -109,3 +109,25 @@ TEST_CASE("decoding rejects padding anywhere but the end") {
     CHECK_FALSE(decode(bad));
   }
 }
+
+TEST_CASE("base64 of pieces is base64 of the pieces joined, however they are cut") {
+  std::vector<uint8_t> data(200);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 37 + 11);
+  std::string whole;
+  cu::base64_append(whole, data.data(), data.size());
+  // Cuts of every length pattern from 0 to 7 bytes, so carries of one and
+  // two bytes cross pieces, empty pieces included.
+  for (size_t pattern = 0; pattern < 8; ++pattern) {
+    std::vector<std::span<const uint8_t>> pieces;
+    size_t at = 0, k = 0;
+    while (at < data.size()) {
+      const size_t len = std::min(data.size() - at, (pattern + k++) % 8);
+      pieces.emplace_back(data.data() + at, len);
+      at += len;
+    }
+    std::string out = "prefix";
+    cu::base64_append(out, pieces);
+    CAPTURE(pattern);
+    CHECK(out == "prefix" + whole);
+  }
+}

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "capture/task_runner.h"
+#include "util/base64.h"
 #include "thread_runner.h"
 
 #include <catch2/catch.hpp>
@@ -256,7 +257,15 @@ std::optional<cu::byte_buffer> encode_strips(const rgb_image& img,
   auto r = cu::encode_png_strips(img.w, img.h, strips, make_filler, runner, give_up_above);
   INFO((r.ok() ? std::string() : r.err().message));
   REQUIRE(r.ok());
-  return std::move(*r);
+  if (!*r) return std::nullopt;
+  // The pieces join into the file, and base64 over the pieces is base64
+  // of the file.
+  cu::byte_buffer file = (*r)->join();
+  std::string pieces, joined;
+  cu::base64_append(pieces, (*r)->spans());
+  cu::base64_append(joined, file.data.get(), file.size);
+  CHECK(pieces == joined);
+  return file;
 }
 
 }  // namespace
