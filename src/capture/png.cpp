@@ -329,6 +329,8 @@ result<std::optional<png_pieces>> encode_png_strips(
     return encode_isal(width, height, strips, make_filler, &runner, kParallelStrips,
                        give_up_above);
   }
+#else
+  (void)strips;  // libspng encodes the image in one piece.
 #endif
   auto png = encode_png_rgb_parallel(width, height, make_filler, runner);
   if (!png) return png.take_error();
