@@ -103,6 +103,20 @@ void convert_scalar(const uint8_t* s, int x, int w, pixel_layout l, uint8_t* rgb
 constexpr int16_t kVerticalBias = int16_t(32768 + 128);
 constexpr int8_t kByteBias = int8_t(-128);
 
+// How far ahead of the vertical pass to ask for source bytes. With two to
+// four rows read at once the hardware prefetcher falls behind on a big
+// frame: on the benchmark machine 4 KiB ahead took a 3840x2160 frame from
+// 2.3 to 1.7 ms (1 KiB: 2.0 ms, 8 KiB: 1.9 ms) and left 1920x1080 as it was.
+constexpr size_t kPrefetchAhead = 4096;
+
+// Asks for the cache line kPrefetchAhead bytes past p. That may lie past the
+// frame, which a prefetch allows (it never faults), but pointer arithmetic
+// does not: hence the integer.
+inline void prefetch_ahead(const uint8_t* p) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + kPrefetchAhead),
+               _MM_HINT_T0);
+}
+
 // A shuffle that takes four pixels' bytes (as the source has them, after the
 // horizontal pass packs them) to their twelve RGB bytes, zeroing the rest.
 __m128i rgb_order(pixel_layout l) {
@@ -174,15 +188,22 @@ struct vertical_ssse3 {
   [[gnu::target("ssse3")]] static void run(const uint8_t* const* rows, const uint16_t* w,
                                            size_t n, uint16_t* acc) {
     const __m128i zero = _mm_setzero_si128();
+    // Local copies, which stay in registers: the stores to acc could alias
+    // the caller's arrays as far as the compiler knows.
+    const uint8_t* r[N];
     __m128i wv[N];
-    for (int k = 0; k < N; ++k) wv[k] = _mm_set1_epi16(int16_t(w[k]));
+    for (int k = 0; k < N; ++k) {
+      r[k] = rows[k];
+      wv[k] = _mm_set1_epi16(int16_t(w[k]));
+    }
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
       __m128i* out = reinterpret_cast<__m128i*>(acc + i);
       __m128i lo = First ? _mm_set1_epi16(kVerticalBias) : _mm_loadu_si128(out);
       __m128i hi = First ? _mm_set1_epi16(kVerticalBias) : _mm_loadu_si128(out + 1);
       for (int k = 0; k < N; ++k) {
-        const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[k] + i));
+        prefetch_ahead(r[k] + i);
+        const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r[k] + i));
         lo = _mm_add_epi16(lo, _mm_mullo_epi16(_mm_unpacklo_epi8(s, zero), wv[k]));
         hi = _mm_add_epi16(hi, _mm_mullo_epi16(_mm_unpackhi_epi8(s, zero), wv[k]));
       }
@@ -273,15 +294,20 @@ template <int N, bool First>
 struct vertical_avx2 {
   [[gnu::target("avx2")]] static void run(const uint8_t* const* rows, const uint16_t* w,
                                           size_t n, uint16_t* acc) {
+    const uint8_t* r[N];  // As in vertical_ssse3.
     __m256i wv[N];
-    for (int k = 0; k < N; ++k) wv[k] = _mm256_set1_epi16(int16_t(w[k]));
+    for (int k = 0; k < N; ++k) {
+      r[k] = rows[k];
+      wv[k] = _mm256_set1_epi16(int16_t(w[k]));
+    }
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
       __m256i* out = reinterpret_cast<__m256i*>(acc + i);
       __m256i lo = First ? _mm256_set1_epi16(kVerticalBias) : _mm256_loadu_si256(out);
       __m256i hi = First ? _mm256_set1_epi16(kVerticalBias) : _mm256_loadu_si256(out + 1);
       for (int k = 0; k < N; ++k) {
-        const __m128i* s = reinterpret_cast<const __m128i*>(rows[k] + i);
+        const __m128i* s = reinterpret_cast<const __m128i*>(r[k] + i);
+        prefetch_ahead(r[k] + i);
         lo = _mm256_add_epi16(lo, _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(s)), wv[k]));
         hi = _mm256_add_epi16(hi, _mm256_mullo_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(s + 1)), wv[k]));
       }
