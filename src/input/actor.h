@@ -64,7 +64,7 @@ using actor_message = std::variant<input_job, end_holds_message, release_lease_m
 struct input_config {
   std::string display;
   double idle_release_secs = 300;  // 0: never.
-  double type_delay_ms = 12;
+  double type_delay_ms = 0;  // CU_TYPE_DELAY_MS: a pause after each character.
 };
 
 class input_actor {

@@ -11,12 +11,20 @@ namespace cu {
 namespace {
 
 // A borrowed keycode is rebound to another keysym only this long after it
-// was last typed with: a client looks the keysym up when it handles the
-// mapping change or the key event, which may be a little after we sent them.
+// was last typed with. Xlib looks a key event's keysym up when the program
+// handles the event, from a copy of the keymap it refreshes then if it has
+// read a mapping notification since (XkbMapPending): a key still unhandled
+// when the keycode is rebound types the new keysym. No round trip tells
+// when a program has handled its events, so this is a time: on the 2-core
+// test machine xterm typed wrong characters with 20 ms (idle) and 30 ms
+// (sharing its core with a busy loop), none with 40 ms; GTK none with 10 ms
+// (tools/measure-typing, docs/input.md).
 constexpr auto kRebindGrace = std::chrono::milliseconds(100);
-// After binding borrowed keycodes, clients get this long to take the new
-// mapping in before the first key event that needs it.
-constexpr double kBindSettleMs = 40;
+// A keycode bound a moment ago needs no pause before its first key: the
+// mapping notification reaches each program ahead of the key event, and the
+// keymap it then fetches already has the binding (the server has processed
+// it: borrow() ends with a round trip). Measured: no pause after binding,
+// even one keycode at a time, lost nothing in xterm or GTK.
 // Borrowed keycodes go back to NoSymbol after this long unused.
 constexpr auto kRestoreAfter = std::chrono::seconds(1);
 
@@ -345,13 +353,8 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
     borrowed_[keys[i]] = borrowing{want[i], clock_type::now()};
   }
   reload_keymap_ = true;
-  // Clients re-read the keymap when they handle the mapping notifications,
-  // and some (Xt's keysym tables) read it only once for a burst of them: a
-  // key event for a keycode bound after that read types nothing. So bind a
-  // whole batch at once and give clients a moment before the first key.
-  if (auto s = sync(); !s) return s;
-  if (!pause_ms(kBindSettleMs)) return make_error(errc::cancelled, "stopped");
-  return done_t{};
+  // The server has the new bindings before the first key that uses them.
+  return sync();
 }
 
 result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) {
@@ -448,9 +451,11 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
     for (size_t m = nmods; m-- > 0;) set_down(mods[m], false);
     ++*typed;
     // Paced by the X server: one round trip per character, so each key has
-    // been delivered before the next is sent (tools/measure-typing found no
-    // character lost this way in xterm or GTK). CU_TYPE_DELAY_MS adds a
-    // pause for programs slower than that.
+    // been delivered before the next is sent. Keys of the layout arrive in
+    // order at any pace (tools/measure-typing typed 1000 without any round
+    // trip into xterm and GTK, none lost); the round trip bounds what waits
+    // in the server for a slow program and makes the pace the server's.
+    // CU_TYPE_DELAY_MS adds a pause for programs slower than that.
     if (auto s = sync(); !s) {
       outcome = s.take_error();
       break;

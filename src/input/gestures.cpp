@@ -143,15 +143,19 @@ tool_result type(input_context& ctx, const std::vector<typed_char>& keys, size_t
 
 tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_t n,
                 const std::string& label) {
+  size_t tapped = 0;
   for (int64_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < chords.size(); ++c) {
-      if (i > 0 || c > 0) {
-        // Paced as typing is: a round trip, then CU_TYPE_DELAY_MS if set.
+      if (tapped > 0) {
+        // Paced as typing is: a round trip, then CU_TYPE_DELAY_MS if set;
+        // without it, timers and cancellation are still served every 64.
         if (auto s = ctx.sync(); !s) return failed(s.err());
-        if (ctx.type_delay_ms() > 0 && !ctx.pause_ms(ctx.type_delay_ms())) {
-          return tool_result::failure("stopped");
-        }
+        bool go_on = ctx.type_delay_ms() > 0 ? ctx.pause_ms(ctx.type_delay_ms())
+                     : (tapped % 64 == 0 && ctx.wait_until) ? ctx.wait_until(clock_type::now())
+                                                             : true;
+        if (!go_on) return tool_result::failure("stopped");
       }
+      ++tapped;
       if (auto s = ctx.tap_chord(chords[c]); !s) return failed(s.err());
     }
   }

@@ -738,6 +738,66 @@ TEST_CASE("with CU_TYPE_DELAY_MS=0 characters on borrowed keycodes still arrive 
   CHECK(term.type_and_collect(s, text) == text + "\n");
 }
 
+TEST_CASE("at the default pace 200 characters arrive exactly, paced by round trips, not sleeps") {
+  xvfb x;
+  // The default, whatever the environment the tests run in says.
+  unsetenv("CU_TYPE_DELAY_MS");
+  server_process s(x.display());
+  xterm_typist term(x.display());
+  std::string text;
+  const std::string ascii = "The quick brown fox jumps over the lazy dog 0123456789 ~!@#$%^&*()";
+  while (text.size() < 200) text += ascii[text.size() % ascii.size()];
+  const int64_t start = now_ms();
+  json_ptr typed = s.call_tool("type", R"({"text":)" + json_string(text) + "}");
+  const int64_t took = now_ms() - start;
+  REQUIRE(typed);
+  CHECK_FALSE(is_error(*typed));
+  CHECK(text_of(*typed) == "typed 200 character(s)");
+  // The reference's 12 ms per character took 2.4 s; a round trip per
+  // character takes a few milliseconds in all. The bound is far from both:
+  // anything near it means a sleep per character came back.
+  INFO("type took " << took << " ms");
+  CHECK(took < 1000);
+  // type_and_collect adds the newline and ctrl+d, and waits for cat's end.
+  CHECK(term.type_and_collect(s, "") == text + "\n");
+}
+
+TEST_CASE("keycodes rebound from one type call to the next type what each call meant") {
+  xvfb x;
+  server_process s(x.display());
+  xterm_typist term(x.display());
+  // 20 characters each, none on a US key: more than the 19 spare keycodes
+  // of Xvfb's keymap, so every call after the first rebinds keycodes the
+  // call before it typed with a moment ago.
+  const std::string latin = "éßüñÄÖÜàçèêëôöûùøåæœ";
+  const std::string other = "日本語中文한국어漢字東京αβγδжщыэ";
+  REQUIRE(code_points(latin) == 20);
+  REQUIRE(code_points(other) == 20);
+  std::string sent;
+  for (int round = 0; round < 4; ++round) {
+    const std::string& text = round % 2 == 0 ? latin : other;
+    json_ptr typed = s.call_tool("type", R"({"text":)" + json_string(text + text) + "}");
+    REQUIRE(typed);
+    INFO(text_of(*typed));
+    REQUIRE_FALSE(is_error(*typed));
+    sent += text + text;
+  }
+  CHECK(term.type_and_collect(s, "") == sent + "\n");
+}
+
+TEST_CASE("CU_TYPE_DELAY_MS still pauses after each character") {
+  xvfb x;
+  server_process s(x.display(), {{"CU_TYPE_DELAY_MS", "30"}});
+  xterm_typist term(x.display());
+  const int64_t start = now_ms();
+  json_ptr typed = s.call_tool("type", R"({"text":"abcdefghij"})");
+  const int64_t took = now_ms() - start;
+  REQUIRE(typed);
+  CHECK_FALSE(is_error(*typed));
+  CHECK(took >= 10 * 30);
+  CHECK(term.type_and_collect(s, "") == "abcdefghij\n");
+}
+
 TEST_CASE("a layout switched to German while the server runs is followed") {
   xvfb x;
   server_process s(x.display());
