@@ -11,6 +11,7 @@ namespace cu {
 capture_pool::capture_pool(capture_config config, completion_queue& done)
     : config_(std::move(config)), done_(done), damage_(config_.display, *config_.generation) {
   int n = std::max(2, config_.workers);
+  idle_.assign(size_t(n), 0);
   threads_.reserve(size_t(n));
   for (int i = 0; i < n; ++i) threads_.emplace_back(&capture_pool::worker_main, this, i);
 }
@@ -22,7 +23,8 @@ void capture_pool::post(capture_job job) {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
   }
-  cv_.notify_one();
+  // The lowest idle worker takes it (see worker_main): wake them all.
+  cv_.notify_all();
 }
 
 void capture_pool::cancel(uint64_t seq) {
@@ -59,7 +61,21 @@ void capture_pool::worker_main(int index) {
     capture_job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !helpers_.empty() || !queue_.empty(); });
+      // A job goes to the lowest-numbered idle worker, so a client that
+      // asks for one capture at a time is served by worker 0 alone: the
+      // others' shared-memory segments (a whole screen each) stay untouched
+      // and out of the resident set, and worker 0's buffers stay warm. The
+      // others lend a hand with its encodes (helpers_) and take jobs when
+      // the workers below them are busy.
+      auto lower_idle = [&] {
+        return std::find(idle_.begin(), idle_.begin() + index, uint8_t(1)) !=
+               idle_.begin() + index;
+      };
+      idle_[size_t(index)] = 1;
+      cv_.wait(lock, [&] {
+        return stopping_ || !helpers_.empty() || (!queue_.empty() && !lower_idle());
+      });
+      idle_[size_t(index)] = 0;
       // Parts of a running job first: someone is waiting for them.
       if (!helpers_.empty()) {
         run_helper(helpers_.front(), lock);

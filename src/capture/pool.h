@@ -96,6 +96,7 @@ class capture_pool final : public task_runner {
   std::condition_variable helped_;  // A helper task finished.
   std::deque<capture_job> queue_;
   std::deque<helper_task*> helpers_;
+  std::vector<uint8_t> idle_;  // Per worker: waiting for work.
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
