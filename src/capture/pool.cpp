@@ -11,7 +11,9 @@ namespace cu {
 capture_pool::capture_pool(capture_config config, completion_queue& done)
     : config_(std::move(config)), done_(done), damage_(config_.display, *config_.generation) {
   int n = std::max(2, config_.workers);
-  idle_.assign(size_t(n), 0);
+  // Every worker counts as idle from the start: a job posted while worker 0
+  // is still connecting waits for it rather than wake another's segment.
+  idle_.assign(size_t(n), 1);
   threads_.reserve(size_t(n));
   for (int i = 0; i < n; ++i) threads_.emplace_back(&capture_pool::worker_main, this, i);
 }
@@ -92,6 +94,12 @@ void capture_pool::worker_main(int index) {
     completion c = job_done(job, std::move(r));
     c.was_capture = true;
     c.session = std::move(session);
+    {
+      // Idle before the answer leaves: the next request may follow it at
+      // once, and must not find this worker busy and go to another.
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_[size_t(index)] = 1;
+    }
     done_.push(std::move(c));
   }
 }
