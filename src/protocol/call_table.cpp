@@ -236,11 +236,23 @@ void call_table::complete(uint64_t seq, std::string line) {
   call_state& f = it->second;
   stop_timer(f.progress);
   stop_timer(f.timer);
-  if (!f.tool.empty()) log_call_end(f, line);
+  std::function<void()> written;
+  if (!f.tool.empty()) {
+    log_call_end(f, line);
+    // And when its last byte left: the latency the client sees, less the
+    // pipe's way to it (tools/bench-capture reads these lines).
+    written = [tool = f.tool, id = f.id_json, started = f.started] {
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+              .count();
+      log(log_level::debug, "tools/call %s (id %.*s) written %.3f ms after it was read",
+          tool.c_str(), int(std::min<size_t>(id.size(), 64)), id.data(), ms);
+    };
+  }
   if (f.cancelled) line.clear();
   std::shared_ptr<rpc_group> group = std::move(f.group);
   calls_.erase(it);
-  ctx_.out.answer(std::move(group), std::move(line));
+  ctx_.out.answer(std::move(group), std::move(line), std::move(written));
   ctx_.on_call_end();
 }
 

@@ -24,8 +24,8 @@ replies::replies(uv_loop_t* loop, std::function<void(int status)> on_broken,
 
 int replies::start(int fd) { return out_.start(fd); }
 
-void replies::send(std::string line) {
-  out_.write(std::move(line));
+void replies::send(std::string line, std::function<void()> written) {
+  out_.write(std::move(line), std::move(written));
   if (waiting_bytes() > kStdoutHighBytes) trim_after_drain_ = true;
 }
 
@@ -51,9 +51,10 @@ std::shared_ptr<rpc_group> replies::join() {
   return current_;
 }
 
-void replies::answer(std::shared_ptr<rpc_group> group, std::string line) {
+void replies::answer(std::shared_ptr<rpc_group> group, std::string line,
+                     std::function<void()> written) {
   if (!group) {
-    if (!line.empty()) send(std::move(line));
+    if (!line.empty()) send(std::move(line), std::move(written));
     return;
   }
   if (!line.empty()) add(*group, std::move(line));

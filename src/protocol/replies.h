@@ -37,8 +37,9 @@ class replies {
 
   int start(int fd);
 
-  // Straight to stdout: notifications, and answers outside any array.
-  void send(std::string line);
+  // Straight to stdout: notifications, and answers outside any array;
+  // written as stdout_writer::write's.
+  void send(std::string line, std::function<void()> written = {});
 
   // The array whose elements are being read, if any: answers given while
   // it is open (respond) and requests accepted then (join) belong to it.
@@ -56,7 +57,9 @@ class replies {
   // The answer to a request accepted through join(): line (empty: none,
   // for a cancelled request) goes into its array, which is written once
   // complete, or, without an array, to stdout.
-  void answer(std::shared_ptr<rpc_group> group, std::string line);
+  // written runs once an answer outside an array has been written.
+  void answer(std::shared_ptr<rpc_group> group, std::string line,
+              std::function<void()> written = {});
 
   // Answer bytes not yet read by the client, including those held for
   // arrays not yet complete.

@@ -143,6 +143,7 @@ struct stdout_writer::write_req {
   uv_write_t req;
   std::string data;
   stdout_writer* owner;
+  std::function<void()> written;
 };
 
 stdout_writer::stdout_writer(uv_loop_t* loop, error_fn on_error, written_fn on_written)
@@ -163,7 +164,7 @@ int stdout_writer::start(int fd) {
   return 0;
 }
 
-void stdout_writer::write(std::string line) {
+void stdout_writer::write(std::string line, std::function<void()> written) {
   if (failed_ || closed_) return;
   if (!is_stream_) {
     size_t done = 0;
@@ -177,9 +178,10 @@ void stdout_writer::write(std::string line) {
       }
       done += size_t(n);
     }
+    if (written) written();
     return;
   }
-  auto* w = new write_req{{}, std::move(line), this};
+  auto* w = new write_req{{}, std::move(line), this, std::move(written)};
   uv_buf_t b = uv_buf_init(w->data.data(), unsigned(w->data.size()));
   w->req.data = w;
   int err = uv_write(&w->req, &handle_.stream, &b, 1, &stdout_writer::on_write);
@@ -196,6 +198,7 @@ void stdout_writer::write(std::string line) {
 void stdout_writer::on_write(uv_write_t* req, int status) {
   auto* w = static_cast<write_req*>(req->data);
   stdout_writer* self = w->owner;
+  if (status == 0 && w->written) w->written();
   self->queued_bytes_ -= w->data.size();
   delete w;
   --self->pending_;

@@ -67,7 +67,8 @@ class stdout_writer {
 
   int start(int fd);
   // Queues one whole line (it must end in "\n"). Lines go out in call order.
-  void write(std::string line);
+  // written, if set, runs on the loop once the line's last byte is written.
+  void write(std::string line, std::function<void()> written = {});
   // Closes after the queued lines are written (or failed); then on_closed.
   void close(std::function<void()> on_closed);
   // Bytes handed over but not yet written (the reader is behind).

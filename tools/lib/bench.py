@@ -25,6 +25,7 @@ Standard library only.
 import base64
 import json
 import os
+import re
 import select
 import shlex
 import shutil
@@ -369,10 +370,13 @@ def initialize(client):
     return server_info
 
 
-def start_server(children, binary, env, timeout):
-    """Start the server on pipes and initialize it; return (proc, StdioClient, serverInfo)."""
+def start_server(children, binary, env, timeout, stderr=None):
+    """Start the server on pipes and initialize it; return (proc, StdioClient, serverInfo).
+
+    stderr: as subprocess takes it (None: this script's).
+    """
     proc = children.start([binary], env=env, stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, bufsize=1 << 20)
+                          stdout=subprocess.PIPE, bufsize=1 << 20, stderr=stderr)
     client = StdioClient(proc, timeout)
     return proc, client, initialize(client)
 
@@ -434,6 +438,38 @@ def peak_rss_kib(argv, env, rss_file, timeout):
         return int(rss.read().split()[-1])
 
 
+class WrittenTimes:
+    """Reads a debug-logging server's stderr on a thread of its own: the time
+    from reading each tools/call to writing the answer's last byte, by id.
+    Other lines than debug ones go on to this script's stderr."""
+
+    PATTERN = re.compile(r"tools/call \S+ \(id (\d+)\) written ([0-9.]+) ms after it was read")
+
+    def __init__(self, stream):
+        self.ms = {}
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _read(self, stream):
+        for raw in stream:
+            line = raw.decode(errors="replace")
+            match = self.PATTERN.search(line)
+            if match:
+                with self.cond:
+                    self.ms[int(match.group(1))] = float(match.group(2))
+                    self.cond.notify_all()
+            elif ": debug: " not in line:
+                sys.stderr.write(line)
+
+    def of(self, ids, timeout=10):
+        """The times of these request ids, once all have been logged."""
+        with self.cond:
+            if not self.cond.wait_for(lambda: all(i in self.ms for i in ids), timeout):
+                raise BenchError("the server did not log when some answers were written")
+            return [self.ms[i] for i in ids]
+
+
 def percentile(values, fraction):
     """Linear-interpolated percentile (fraction in [0, 1]) of a non-empty list."""
     ordered = sorted(values)
@@ -452,4 +488,6 @@ def summarize(record):
     if "reply_bytes" in record:
         record["mean_reply_bytes"] = statistics.fmean(record["reply_bytes"])
     record["peak_rss_mib"] = record["peak_rss_kib"] / 1024
+    if record.get("server_ms"):
+        record["server_p50_ms"] = percentile(record["server_ms"], 0.5)
     return record
