@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <random>
 #include <set>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -350,6 +351,21 @@ TEST_CASE("at debug every tool call's end is logged with its duration, outcome a
       }
     }
     CHECK(end_line != std::string::npos);
+    // Then, once the answer's last byte is out, how long after the request
+    // was read: after the end line, and at least as long as it says.
+    size_t written_line = std::string::npos;
+    for (at = err.find(head); at != std::string::npos; at = err.find(head, at + 1)) {
+      const std::string line = err.substr(at, err.find('\n', at) - at);
+      const size_t w = line.find(") written ");
+      if (w == std::string::npos) continue;
+      written_line = at;
+      CHECK_THAT(line, Catch::EndsWith(" ms after it was read"));
+      const double ms = std::strtod(line.c_str() + w + 10, nullptr);
+      CHECK(ms > 0);
+      CHECK(ms < 10000);
+    }
+    CHECK(written_line != std::string::npos);
+    CHECK(written_line > end_line);
   }
 }
 
