@@ -4,7 +4,7 @@
 
 # Packages per purpose. isa-l is optional for the build but is what makes
 # captures fast, so it is installed with the rest.
-CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev
+CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev zlib1g-dev
   libisal-dev libjpeg62-turbo-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev
   libxcb-randr0-dev libxcb-damage0-dev
   libxkbcommon-dev libxkbcommon-x11-dev"
