@@ -186,8 +186,10 @@ int main(int argc, char** argv) {
     }
     size_t photographic = 0;
     for (size_t i = 0; i < strips.size(); ++i) {
-      // The server's rule (src/capture/png.cpp, kPhotographicShare).
-      if (double(planned[i]) > 0.25 * double(strips[i].size())) ++photographic;
+      // The server's rule (src/capture/png.cpp).
+      if (double(planned[i]) > cu::runs_deflater::kPhotographicShare * double(strips[i].size())) {
+        ++photographic;
+      }
     }
     const size_t igzip_bytes = igzip_strips(strips, buf);
     std::vector<double> t_igzip, t_runs;

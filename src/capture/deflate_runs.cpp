@@ -251,9 +251,11 @@ struct block_writer {
 // The order code length code lengths are sent in (RFC 1951, 3.2.7).
 constexpr int kCodeLengthOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
-// plan() samples every kSampleEvery-th chunk of kSampleChunk bytes.
+// plan() samples every kSampleEvery-th chunk of kSampleChunk bytes, and
+// inputs up to kSampleWhole bytes whole.
 constexpr size_t kSampleChunk = 4096;
 constexpr size_t kSampleEvery = 8;
+constexpr size_t kSampleWhole = 128 << 10;
 
 }  // namespace
 
@@ -262,7 +264,7 @@ size_t runs_deflater::max_size(size_t n) { return n / 2 * 3 + 512; }
 size_t runs_deflater::plan(std::span<const uint8_t> data) {
   histogram h;
   size_t sampled = 0;
-  if (data.size() <= kSampleChunk * kSampleEvery * 4) {
+  if (data.size() <= kSampleWhole) {
     tokenize(data.data(), data.size(), h);
     sampled = data.size();
   } else {

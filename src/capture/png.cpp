@@ -89,12 +89,6 @@ void put_be32(uint8_t* p, uint32_t v) {
   p[3] = uint8_t(v);
 }
 
-// A strip the runs encoder expects to take more than this share of its
-// filtered bytes is photographic: LZ77 finds little in it, and the runs
-// encoder writes it within 1 to 3% of igzip's size in half the time. Below
-// it (text, flat areas) igzip's matches make the strip 10 to 15% smaller.
-constexpr double kPhotographicShare = 0.25;
-
 // The first n bytes of scratch as a strip's deflated bytes, in a buffer of
 // their size: encoders write into one scratch buffer per thread, whose pages
 // stay mapped, and the strip kept takes no more than it needs.
@@ -132,7 +126,8 @@ result<bool> deflate_strip(int width, const row_filler& fill_row, png_strip& s, 
 
   thread_local std::vector<uint8_t> scratch;
   thread_local runs_deflater runs;
-  if (double(runs.plan(block)) > kPhotographicShare * double(s.raw_bytes)) {
+  // A photographic strip goes to the runs encoder, any other to igzip.
+  if (double(runs.plan(block)) > runs_deflater::kPhotographicShare * double(s.raw_bytes)) {
     scratch.resize(std::max(scratch.size(), runs_deflater::max_size(s.raw_bytes)));
     return keep(s, scratch, runs.encode(block, last, scratch.data()));
   }
