@@ -80,9 +80,11 @@ int main(int argc, char** argv) {
   // line). glibc would map each such block fresh and unmap it when freed,
   // so every call paid for faulting in new pages: 1.2 ms of a whole-screen
   // PNG's 9 ms on the test machine. Kept in the heap, the same pages serve
-  // the next call.
+  // the next call. Above 8 MiB free at a heap's top, it goes back: the
+  // worker threads' heaps are trimmed only on free (malloc_trim leaves their
+  // tops alone), and after a client's backlog drains they must shrink again.
   mallopt(M_MMAP_THRESHOLD, 16 << 20);
-  mallopt(M_TRIM_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 8 << 20);
 
   cu::config cfg = cu::config_from_env();
   // Programs open_application starts inherit the environment: they must
