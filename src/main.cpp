@@ -14,6 +14,7 @@
 #include "build_config.h"
 #include "input/guard.h"
 #include "protocol/server.h"
+#include "tools/registry.h"
 #include "util/config.h"
 #include "util/lock.h"
 #include "util/log.h"
@@ -22,10 +23,15 @@ namespace {
 
 void usage(FILE* f) {
   fputs(
-      "usage: computer-use-mcp [--help] [--version]\n"
+      "usage: computer-use-mcp [--help] [--version] [--toolsets LIST]\n"
       "\n"
       "A stdio MCP server for the Anthropic computer-use tools on an X11 display.\n"
       "It speaks newline-delimited JSON-RPC on stdin and stdout; logs go to stderr.\n"
+      "\n"
+      "Options:\n"
+      "  --toolsets LIST       the toolsets tools/list offers, comma-separated, or all;\n"
+      "                        computer (the 24 tools) is always on; overrides CU_TOOLSETS.\n"
+      "                        Toolsets: computer, windows\n"
       "\n"
       "Environment:\n"
       "  DISPLAY               X display to drive (default :10)\n"
@@ -45,14 +51,24 @@ void usage(FILE* f) {
       "  CU_TYPE_DELAY_MS      extra pause after each typed character (default 0: each\n"
       "                        one paced by an X round trip only)\n"
       "  CU_INPUT_GUARD        0 disables the process that releases input if we are killed\n"
-      "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n",
+      "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n"
+      "  CU_TOOLSETS           toolsets, as --toolsets (default computer)\n",
       f);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const char* toolsets_arg = nullptr;
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--toolsets") == 0 && i + 1 < argc) {
+      toolsets_arg = argv[++i];
+      continue;
+    }
+    if (strncmp(argv[i], "--toolsets=", 11) == 0) {
+      toolsets_arg = argv[i] + 11;
+      continue;
+    }
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(stdout);
       return 0;
@@ -87,6 +103,14 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 8 << 20);
 
   cu::config cfg = cu::config_from_env();
+  if (toolsets_arg != nullptr) cfg.toolsets = toolsets_arg;
+  auto toolsets = cu::parse_toolsets(cfg.toolsets);
+  if (!toolsets) {
+    fprintf(stderr, "computer-use-mcp: %s %s\n", toolsets_arg ? "--toolsets:" : "CU_TOOLSETS:",
+            toolsets.err().message.c_str());
+    return 2;
+  }
+  cfg.toolsets_on = *toolsets;
   // Programs open_application starts inherit the environment: they must
   // find the display we drive even when DISPLAY was unset (default :10).
   setenv("DISPLAY", cfg.display.c_str(), 1);

@@ -107,4 +107,17 @@ result<rect> region_to_device(const coord_session& s, const std::array<int, 4>& 
   return rect{s.device.x + dx0, s.device.y + dy0, dx1 - dx0, dy1 - dy0};
 }
 
+rect device_rect_to_image(const coord_session& s, const rect& r) {
+  auto floor_div = [](long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  auto map = [&](int v, int origin, int image, int dev, bool up) {
+    long long n = (long long)(v - origin) * image;
+    return int(up ? -floor_div(-n, dev) : floor_div(n, dev));
+  };
+  int x0 = map(r.x, s.device.x, s.image.w, s.device.w, false);
+  int y0 = map(r.y, s.device.y, s.image.h, s.device.h, false);
+  int x1 = map(r.x + r.w, s.device.x, s.image.w, s.device.w, true);
+  int y1 = map(r.y + r.h, s.device.y, s.image.h, s.device.h, true);
+  return rect{x0, y0, x1 - x0, y1 - y0};
+}
+
 }  // namespace cu

@@ -82,6 +82,11 @@ result<point> image_to_device(const coord_session& s, double x, double y);
 // image), so cursor_position and clicks agree.
 point device_to_image(const coord_session& s, point device);
 
+// Maps a device rectangle (root coordinates) to the image pixels it covers,
+// rounding outwards and not clamped: a window partly off the captured area
+// reaches past the image's edges.
+rect device_rect_to_image(const coord_session& s, const rect& r);
+
 // Maps an image-space region [x0, y0, x1, y1] (x1 and y1 exclusive, at most
 // the image size) to the device rectangle it covers, in root coordinates,
 // rounding outwards so the crop contains every pixel the region touched. A

@@ -76,4 +76,28 @@ std::unique_ptr<desktop_op> make_open_application(std::string app);
 std::unique_ptr<desktop_op> make_switch_display(std::string requested,
                                                 std::optional<rect> current_area);
 
+// window_ops.cpp: the windows toolset. session and area: the coordinate
+// session and display area image-space geometry refers to (none: what a
+// screenshot would establish now).
+std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
+                                              std::optional<coord_session> session,
+                                              std::optional<rect> area);
+// By id, or (id None) the window app names, as open_application matches.
+std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app);
+// What set_window_geometry changes: the fields given, in image pixels of
+// the session (image_units) or in root pixels.
+struct geometry_request {
+  std::optional<int> x, y, w, h;
+  bool image_units = true;
+};
+std::unique_ptr<desktop_op> make_set_window_geometry(xcb_window_t id, geometry_request req,
+                                                     std::optional<coord_session> session,
+                                                     std::optional<rect> area);
+enum class window_state_change { minimized, maximized, fullscreen, above, normal };
+std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_change change,
+                                                  bool enable);
+std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force);
+// area: the display switch_display chose (none: the whole screen).
+std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area);
+
 }  // namespace cu

@@ -22,7 +22,7 @@ std::optional<tool_result> batch_runner::start_step(uint64_t seq) {
     return tool_result::failure("not started: stdin closed, the server is stopping");
   }
   if (step.refusal) return tool_result::failure(*step.refusal);
-  const tool_def* def = find_tool(step.name);
+  const tool_def* def = find_tool(step.name, calls_.toolsets());
   if (def == nullptr) return tool_result::failure(unknown_tool_message(step.name));
   simdjson::dom::element args;
   if (b.parser.parse(step.arguments_json).get(args) != simdjson::SUCCESS || !args.is_object()) {

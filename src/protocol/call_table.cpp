@@ -107,6 +107,7 @@ class table_tool_call final : public tool_call {
   std::optional<rect> display_area() const override { return t_.ctx_.coords.area(); }
   const std::string& x_display() const override { return t_.ctx_.cfg.display; }
   session_grants& grants() override { return t_.ctx_.grants; }
+  toolset_mask toolsets() const override { return t_.ctx_.cfg.toolsets_on; }
   std::string_view tool_name() const override { return def_.name; }
 
   void expect_seconds(double seconds) override {
@@ -193,7 +194,7 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
     }
     args = a;
   }
-  const tool_def* def = find_tool(name);
+  const tool_def* def = find_tool(name, ctx_.cfg.toolsets_on);
   if (def == nullptr) {
     complete(seq, render_tool_response(id_json, tool_result::failure(unknown_tool_message(name))));
     return;

@@ -31,6 +31,7 @@
 #include "protocol/coordinates.h"
 #include "protocol/replies.h"
 #include "tools/grants.h"
+#include "tools/registry.h"
 #include "util/config.h"
 
 namespace cu {
@@ -80,6 +81,7 @@ class call_table {
 
   size_t size() const { return calls_.size(); }
   bool stopping() const { return ctx_.stopping(); }
+  toolset_mask toolsets() const { return ctx_.cfg.toolsets_on; }
   bool empty() const { return calls_.empty(); }
 
   // For batch_runner: a batch's own request and the ways its steps run.

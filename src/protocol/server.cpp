@@ -34,7 +34,7 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
     : loop_(loop),
       cfg_(std::move(cfg)),
       splitter_(cfg_.max_frame_bytes),
-      tools_list_json_(tools_list_json(computer_tools())),
+      tools_list_json_(tools_list_json(cfg_.toolsets_on)),
       in_(
           loop, [this](const char* d, size_t n) { on_stdin(d, n); },
           [this](int status) { on_stdin_end(status); }),
@@ -90,8 +90,8 @@ int server::start(int in_fd, int out_fd) {
   watch(&sigterm_, SIGTERM);
   watch(&sigint_, SIGINT);
   watch(&sighup_, SIGHUP);
-  log(log_level::info, "serving on stdio; display %s, %d capture workers",
-      cfg_.display.c_str(), pool_.workers());
+  log(log_level::info, "serving on stdio; display %s, %d capture workers, toolsets %s",
+      cfg_.display.c_str(), pool_.workers(), toolsets_text(cfg_.toolsets_on).c_str());
   return 0;
 }
 

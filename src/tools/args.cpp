@@ -1,5 +1,6 @@
 #include "tools/args.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -235,6 +236,32 @@ result<std::vector<std::string>> arg_string_list(simdjson::dom::object args,
     ++i;
   }
   return out;
+}
+
+result<uint32_t> arg_window(simdjson::dom::object args, std::string_view name) {
+  constexpr std::string_view expected =
+      "a window id as list_windows gives it (\"0x1a00022\", or the same in decimal)";
+  simdjson::dom::element e;
+  if (args.at_key(name).get(e) != simdjson::SUCCESS || e.is_null()) {
+    return invalid_argument(name, expected, "nothing");
+  }
+  std::string_view text;
+  if (e.get(text) != simdjson::SUCCESS) return invalid_argument(name, expected, "not a string");
+  uint64_t id = 0;
+  std::string_view digits = text;
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+    base = 16;
+  }
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id, base);
+  // X resource ids have their top three bits clear, and None (0) is no window.
+  if (ec != std::errc() || end != digits.data() + digits.size() || digits.empty() || id == 0 ||
+      id > 0x1fffffff) {
+    std::string shown(text.substr(0, 40));
+    return invalid_argument(name, expected, "\"" + shown + "\"");
+  }
+  return uint32_t(id);
 }
 
 }  // namespace cu

@@ -56,6 +56,10 @@ result<std::vector<std::string>> arg_string_list(simdjson::dom::object args,
 result<std::string_view> arg_name(simdjson::dom::object args, std::string_view name,
                                   size_t max_bytes);
 
+// A required X window id as list_windows writes it ("0x1a00022"), or in
+// decimal; never 0 (None) or beyond X's 29-bit ids.
+result<uint32_t> arg_window(simdjson::dom::object args, std::string_view name);
+
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,
                        std::string_view got = {});

@@ -36,6 +36,14 @@ void handle_write_clipboard(tool_call& call);
 void handle_open_application(tool_call& call);
 void handle_switch_display(tool_call& call);
 
+// window_tools.cpp: the windows toolset.
+void handle_list_windows(tool_call& call);
+void handle_focus_window(tool_call& call);
+void handle_set_window_geometry(tool_call& call);
+void handle_set_window_state(tool_call& call);
+void handle_close_window(tool_call& call);
+void handle_list_displays(tool_call& call);
+
 // flow_tools.cpp: the tools that order other work.
 void handle_wait(tool_call& call);
 void handle_computer_batch(tool_call& call);

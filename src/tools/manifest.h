@@ -10,7 +10,8 @@ namespace cu {
 // The service-plugin manifest, pretty-printed, ending in a newline.
 std::string plugin_json();
 
-// The Markdown schema document for the default toolset.
+// The Markdown schema document: every toolset's tools, and what a toolset
+// adds to the default one's.
 std::string schema_doc();
 
 }  // namespace cu

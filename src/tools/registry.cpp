@@ -4,6 +4,7 @@
 
 #include "core/json_writer.h"
 #include "tools/handlers.h"
+#include "util/str_cat.h"
 
 namespace cu {
 namespace {
@@ -92,6 +93,82 @@ constexpr std::string_view kBatchOut =
     R"(},"required":["index","name","ok"]}}},)"
     R"("required":["total","succeeded","failed","skipped","stopped_at","steps"]}},)"
     R"("required":["batch"]})";
+
+// The windows toolset.
+#define CU_WINDOW_ID(what)                                                                  \
+  R"({"type":"string","pattern":"^(0[xX][0-9a-fA-F]{1,8}|[0-9]{1,10})$","description":")" \
+  what R"( (an id list_windows gives, e.g. \"0x1a00022\")."})"
+#define CU_RECT                                                                       \
+  R"({"type":"object","properties":{"x":)" CU_INT R"(,"y":)" CU_INT R"(,"width":)" CU_INT \
+  R"(,"height":)" CU_INT R"(},"required":["x","y","width","height"]})"
+#define CU_RECT_OR_NULL R"({"anyOf":[)" CU_RECT R"(,{"type":"null"}]})"
+#define CU_STR_OR_NULL R"({"anyOf":[{"type":"string"},{"type":"null"}]})"
+#define CU_INT_OR_NULL R"({"anyOf":[{"type":"integer"},{"type":"null"}]})"
+#define CU_WINDOW_STATE_PROPS                                                              \
+  R"("minimized":)" CU_BOOL R"(,"maximized":)" CU_BOOL R"(,"fullscreen":)" CU_BOOL    \
+  R"(,"above":)" CU_BOOL R"(,"viewable":)" CU_BOOL
+constexpr std::string_view kListWindowsIn =
+    R"({"type":"object","properties":{"app":{"type":"string","description":"Only windows whose)"
+    R"( WM_CLASS (instance or class) or title contains this, case-insensitively."},)"
+    R"("title":{"type":"string","description":"Only windows whose title contains this,)"
+    R"( case-insensitively."}}})";
+constexpr std::string_view kListWindowsOut =
+    R"({"type":"object","properties":{"windows":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"id":)" CU_STR R"(,"title":)" CU_STR R"(,"class":)" CU_STR
+    R"(,"instance":)" CU_STR R"(,"pid":)" CU_INT_OR_NULL R"(,"device":)" CU_RECT
+    R"(,"image":)" CU_RECT R"(,"frame_extents":{"type":"object","properties":{"left":)" CU_INT
+    R"(,"right":)" CU_INT R"(,"top":)" CU_INT R"(,"bottom":)" CU_INT R"(},)"
+    R"("required":["left","right","top","bottom"]},"focused":)" CU_BOOL R"(,)"
+    CU_WINDOW_STATE_PROPS R"(,"desktop":)" CU_INT_OR_NULL R"(,"type":)" CU_STR
+    R"(,"transient_for":)" CU_STR_OR_NULL R"(},"required":["id","title","class","instance",)"
+    R"("pid","device","image","frame_extents","focused","minimized","maximized","fullscreen",)"
+    R"("above","viewable","desktop","type","transient_for"]}},"active":)" CU_STR_OR_NULL
+    R"(,"window_manager":)" CU_STR_OR_NULL R"(},"required":["windows","active","window_manager"]})";
+constexpr std::string_view kFocusWindowIn =
+    R"({"type":"object","properties":{"window":)" CU_WINDOW_ID("The window to focus")
+    R"(,"app":{"type":"string","description":"Or the application whose window to focus, by)"
+    R"( name, window class or title, as open_application matches (it launches nothing)."}}})";
+constexpr std::string_view kFocusWindowOut =
+    R"({"type":"object","properties":{"window":)" CU_STR R"(,"focused":)" CU_BOOL
+    R"(,"via":)" CU_STR R"(,"note":)" CU_STR R"(},"required":["window","focused"]})";
+constexpr std::string_view kSetGeometryIn =
+    R"({"type":"object","properties":{"window":)" CU_WINDOW_ID("The window to move or resize")
+    R"(,"x":{"type":"integer","description":"New left edge of the window's content."},)"
+    R"("y":{"type":"integer","description":"New top edge of the window's content."},)"
+    R"("width":{"type":"integer","minimum":1,"description":"New content width."},)"
+    R"("height":{"type":"integer","minimum":1,"description":"New content height."},)"
+    R"("units":{"type":"string","enum":["image","device"],"default":"image","description":)"
+    R"("'image': pixels of the last screenshot (of the whole screen or display); 'device':)"
+    R"( root window pixels."}},"required":["window"]})";
+constexpr std::string_view kSetGeometryOut =
+    R"({"type":"object","properties":{"window":)" CU_STR R"(,"requested":)" CU_RECT
+    R"(,"device":)" CU_RECT R"(,"image":)" CU_RECT R"(,"changed":)" CU_BOOL R"(,"note":)" CU_STR
+    R"(},"required":["window","requested","device","image","changed"]})";
+constexpr std::string_view kSetStateIn =
+    R"({"type":"object","properties":{"window":)" CU_WINDOW_ID("The window")
+    R"(,"state":{"type":"string","enum":["minimized","maximized","fullscreen","above","normal"],)"
+    R"("description":"The state to set or clear; 'normal' restores a minimized, maximized or)"
+    R"( fullscreen window."},"enable":{"type":"boolean","default":true,"description":"false)"
+    R"( clears the state instead (not with 'normal')."}},"required":["window","state"]})";
+constexpr std::string_view kSetStateOut =
+    R"({"type":"object","properties":{"window":)" CU_STR R"(,)" CU_WINDOW_STATE_PROPS
+    R"(,"note":)" CU_STR R"(},"required":["window","minimized","maximized","fullscreen",)"
+    R"("above","viewable"]})";
+constexpr std::string_view kCloseWindowIn =
+    R"({"type":"object","properties":{"window":)" CU_WINDOW_ID("The window to close")
+    R"(,"force":{"type":"boolean","default":false,"description":"If the window is still there)"
+    R"( after the polite request, disconnect its program from the display (it may lose)"
+    R"( unsaved work)."}},"required":["window"]})";
+constexpr std::string_view kCloseWindowOut =
+    R"({"type":"object","properties":{"window":)" CU_STR R"(,"closed":)" CU_BOOL
+    R"(,"via":)" CU_STR R"(,"forced":)" CU_BOOL R"(,"note":)" CU_STR
+    R"(},"required":["window","closed","via","forced"]})";
+constexpr std::string_view kListDisplaysOut =
+    R"({"type":"object","properties":{"displays":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"index":)" CU_INT R"(,"name":)" CU_STR R"(,"device":)" CU_RECT
+    R"(,"primary":)" CU_BOOL R"(,"chosen":)" CU_BOOL R"(},"required":["index","name","device",)"
+    R"("primary","chosen"]}},"chosen":)" CU_STR R"(,"screen":)" CU_SIZE R"(},)"
+    R"("required":["displays","chosen","screen"]})";
 
 constexpr tool_annotations kReadOnly{.read_only = true, .idempotent = true};
 constexpr tool_annotations kInput{.destructive = true, .open_world = true};
@@ -253,7 +330,124 @@ const std::array<tool_def, 24> kComputerTools = {{
      executor::input, kReadOnly, 0, handle_cursor_position, kCursorOut},
 }};
 
+const std::array<tool_def, 6> kWindowsTools = {{
+    {"list_windows", "List windows",
+     "List the application windows on the desktop, bottom to top: id, title, WM_CLASS, pid, "
+     "geometry in device pixels and in the last screenshot's image pixels, frame extents, "
+     "focus, state (minimized, maximized, fullscreen, above), desktop, type and the window it "
+     "is a dialog of. Optionally only those of an app or title. Returns them as JSON.",
+     kListWindowsIn, executor::desktop, kReadOnly, 0, handle_list_windows, kListWindowsOut},
+    {"focus_window", "Focus a window",
+     "Bring a window to the front and give it the keyboard focus, by id or by application "
+     "name (never launching anything). Returns JSON saying whether it has the focus.",
+     kFocusWindowIn, executor::desktop, {.idempotent = true}, 0, handle_focus_window,
+     kFocusWindowOut},
+    {"set_window_geometry", "Move or resize a window",
+     "Move and/or resize a window's content area; the window manager may adjust the request. "
+     "Returns the geometry the window has afterwards, in device and image pixels.",
+     kSetGeometryIn, executor::desktop, {.idempotent = true}, 0, handle_set_window_geometry,
+     kSetGeometryOut},
+    {"set_window_state", "Set a window's state",
+     "Minimize, maximize, make fullscreen or keep above others (or clear that), or restore "
+     "a window to normal. Returns the window's state afterwards as JSON.",
+     kSetStateIn, executor::desktop, {.idempotent = true}, 0, handle_set_window_state,
+     kSetStateOut},
+    {"close_window", "Close a window",
+     "Ask a window to close, as its close button would; with force, disconnect its program "
+     "if it is still there afterwards. Returns JSON saying whether the window went away.",
+     kCloseWindowIn, executor::desktop, {.destructive = true}, 0, handle_close_window,
+     kCloseWindowOut},
+    {"list_displays", "List displays",
+     "List the monitors of the screen with their geometry, and which one switch_display "
+     "chose (screenshots and coordinates cover it). Returns them as JSON.",
+     kNoArgs, executor::desktop, kReadOnly, 0, handle_list_displays, kListDisplaysOut},
+}};
+
+const std::array<toolset_def, 2> kToolsets = {{
+    {toolset::computer, "computer",
+     "The contract's 24 tools: screenshots, pointer, keyboard, clipboard, session, batch",
+     kComputerTools},
+    {toolset::windows, "windows",
+     "List, focus, move, resize, minimize, maximize and close windows; list monitors",
+     kWindowsTools},
+}};
+
+// The step-name enum of computer_batch's schema, as the registry writes it.
+constexpr std::string_view kStepNamesText = CU_STEP_NAMES;
+
 }  // namespace
+
+std::span<const toolset_def> all_toolsets() { return kToolsets; }
+
+toolset_mask every_toolset() {
+  toolset_mask m = 0;
+  for (const toolset_def& t : kToolsets) m |= mask_of(t.id);
+  return m;
+}
+
+result<toolset_mask> parse_toolsets(std::string_view text) {
+  auto known = [] {
+    std::string names;
+    for (const toolset_def& t : kToolsets) names += str_cat(names.empty() ? "" : ", ", t.name);
+    return names + ", or all";
+  };
+  toolset_mask m = kDefaultToolsets;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    std::string_view name = text.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name == "all") {
+      m |= every_toolset();
+    } else {
+      const toolset_def* found = nullptr;
+      for (const toolset_def& t : kToolsets) {
+        if (t.name == name) found = &t;
+      }
+      if (found == nullptr) {
+        std::string shown;
+        append_json_string(shown, name);
+        return make_error(errc::invalid_argument,
+                          str_cat(name.empty() ? std::string("an empty toolset name")
+                                               : str_cat("unknown toolset ", shown),
+                                  " in \"", text, "\": the toolsets are ", known()));
+      }
+      m |= mask_of(found->id);
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return m;
+}
+
+std::string toolsets_text(toolset_mask on) {
+  std::string out;
+  for (const toolset_def& t : kToolsets) {
+    if (has(on, t.id)) out += str_cat(out.empty() ? "" : ",", t.name);
+  }
+  return out;
+}
+
+std::string input_schema_of(const tool_def& t, toolset_mask on) {
+  std::string schema(t.input_schema);
+  if (t.name == "computer_batch" && on != kDefaultToolsets) {
+    std::string names = "[";
+    for (const toolset_def& set : kToolsets) {
+      if (!has(on, set.id)) continue;
+      for (const tool_def& step : set.tools) {
+        if (step.name == "computer_batch") continue;
+        if (names.size() > 1) names += ",";
+        append_json_string(names, step.name);
+      }
+    }
+    names += "]";
+    size_t at = schema.find(kStepNamesText);
+    if (at != std::string::npos) schema.replace(at, kStepNamesText.size(), names);
+  }
+  return schema;
+}
+
 
 std::span<const tool_def> computer_tools() { return kComputerTools; }
 
@@ -264,9 +458,12 @@ std::string unknown_tool_message(std::string_view name) {
   return msg;
 }
 
-const tool_def* find_tool(std::string_view name) {
-  for (const tool_def& t : kComputerTools) {
-    if (t.name == name) return &t;
+const tool_def* find_tool(std::string_view name, toolset_mask on) {
+  for (const toolset_def& set : kToolsets) {
+    if (!has(on, set.id)) continue;
+    for (const tool_def& t : set.tools) {
+      if (t.name == name) return &t;
+    }
   }
   return nullptr;
 }
@@ -287,25 +484,28 @@ const char* executor_name(executor e) {
 
 namespace cu {
 
-std::string tools_list_json(std::span<const tool_def> tools) {
+std::string tools_list_json(toolset_mask on) {
   std::string out;
   json_writer w(out);
   w.begin_object().key("tools").begin_array();
-  for (const tool_def& t : tools) {
-    w.begin_object();
-    w.key("name").string(t.name);
-    w.key("title").string(t.title);
-    w.key("description").string(t.description);
-    w.key("inputSchema").raw(t.input_schema);
-    if (!t.output_schema.empty()) w.key("outputSchema").raw(t.output_schema);
-    w.key("annotations").begin_object();
-    w.key("title").string(t.title);
-    w.key("readOnlyHint").boolean(t.annotations.read_only);
-    w.key("destructiveHint").boolean(t.annotations.destructive);
-    w.key("idempotentHint").boolean(t.annotations.idempotent);
-    w.key("openWorldHint").boolean(t.annotations.open_world);
-    w.end_object();
-    w.end_object();
+  for (const toolset_def& set : kToolsets) {
+    if (!has(on, set.id)) continue;
+    for (const tool_def& t : set.tools) {
+      w.begin_object();
+      w.key("name").string(t.name);
+      w.key("title").string(t.title);
+      w.key("description").string(t.description);
+      w.key("inputSchema").raw(input_schema_of(t, on));
+      if (!t.output_schema.empty()) w.key("outputSchema").raw(t.output_schema);
+      w.key("annotations").begin_object();
+      w.key("title").string(t.title);
+      w.key("readOnlyHint").boolean(t.annotations.read_only);
+      w.key("destructiveHint").boolean(t.annotations.destructive);
+      w.key("idempotentHint").boolean(t.annotations.idempotent);
+      w.key("openWorldHint").boolean(t.annotations.open_world);
+      w.end_object();
+      w.end_object();
+    }
   }
   w.end_array().end_object();
   return out;

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/result.h"
+
 namespace cu {
 
 class tool_call;
@@ -39,11 +41,49 @@ struct tool_def {
   std::string_view output_schema = {};
 };
 
+// A group of tools switched on together (CU_TOOLSETS, --toolsets).
+// `computer` is the contract's 24 tools and is always on; the others add
+// tools, and never rename or change the 24.
+enum class toolset : uint8_t { computer, windows };
+
+// A set of toolsets, one bit per toolset.
+using toolset_mask = uint32_t;
+constexpr toolset_mask mask_of(toolset t) { return toolset_mask{1} << unsigned(t); }
+constexpr toolset_mask kDefaultToolsets = mask_of(toolset::computer);
+constexpr bool has(toolset_mask m, toolset t) { return (m & mask_of(t)) != 0; }
+
+struct toolset_def {
+  toolset id;
+  std::string_view name;
+  std::string_view summary;  // One line, for the schema document and --help.
+  std::span<const tool_def> tools;
+};
+
+// Every toolset, in tools/list order (computer first).
+std::span<const toolset_def> all_toolsets();
+
+// Every toolset built.
+toolset_mask every_toolset();
+
+// CU_TOOLSETS or --toolsets: toolset names separated by commas (spaces
+// around them ignored), or "all". computer is always in the result. An
+// unknown or empty name is an invalid_argument error naming the toolsets
+// there are.
+result<toolset_mask> parse_toolsets(std::string_view text);
+
+// "computer,windows".
+std::string toolsets_text(toolset_mask on);
+
 // The default toolset `computer`: the 24 tools, in the contract's order.
 std::span<const tool_def> computer_tools();
 
-// The tool with this name, or null.
-const tool_def* find_tool(std::string_view name);
+// The tool with this name among the toolsets that are on, or null (also
+// for a tool of a toolset that is off: it answers as an unknown tool).
+const tool_def* find_tool(std::string_view name, toolset_mask on = kDefaultToolsets);
+
+// A tool's input schema as tools/list gives it with these toolsets on:
+// computer_batch's step names list every tool that is on.
+std::string input_schema_of(const tool_def& t, toolset_mask on);
 
 // The answer to a call of a tool by a name find_tool does not know.
 std::string unknown_tool_message(std::string_view name);
@@ -54,8 +94,9 @@ const char* executor_name(executor e);
 
 namespace cu {
 
-// The result of tools/list for these tools: {"tools":[{name, title,
-// description, inputSchema, annotations}, ...]}.
-std::string tools_list_json(std::span<const tool_def> tools);
+// The result of tools/list with these toolsets on: {"tools":[{name, title,
+// description, inputSchema, outputSchema, annotations}, ...]}, toolset by
+// toolset.
+std::string tools_list_json(toolset_mask on);
 
 }  // namespace cu

@@ -16,6 +16,7 @@
 #include "core/tool_result.h"
 #include "tools/batch.h"
 #include "tools/grants.h"
+#include "tools/registry.h"
 #include "desktop/desktop_op.h"
 
 namespace cu {
@@ -68,6 +69,9 @@ class tool_call {
 
   // The session's grants (request_access), on the loop thread.
   virtual session_grants& grants() = 0;
+
+  // The toolsets that are on (CU_TOOLSETS).
+  virtual toolset_mask toolsets() const = 0;
 
   // The name the call was made with.
   virtual std::string_view tool_name() const = 0;

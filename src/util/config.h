@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "util/log.h"
@@ -28,6 +29,10 @@ struct config {
   double type_delay_ms = 0;                                     // CU_TYPE_DELAY_MS
   bool input_guard = true;                                      // CU_INPUT_GUARD
   log_level level = log_level::info;                            // CU_LOG_LEVEL
+  // CU_TOOLSETS as written; main parses it (tools/registry.h, parse_toolsets)
+  // unless --toolsets overrides it, and sets toolsets_on, the parsed set.
+  std::string toolsets = "computer";                             // CU_TOOLSETS
+  uint32_t toolsets_on = 1;  // A toolset_mask: only computer.
 };
 
 // Reads the environment; an unparsable value is reported on stderr and the

@@ -21,7 +21,20 @@ struct x11_atoms {
   xcb_atom_t WM_STATE = 0, _NET_WM_NAME = 0, _NET_WM_PID = 0, _NET_CLIENT_LIST = 0;
   xcb_atom_t _NET_CLIENT_LIST_STACKING = 0, _NET_ACTIVE_WINDOW = 0, _NET_SUPPORTED = 0;
   xcb_atom_t _NET_SUPPORTING_WM_CHECK = 0;
+  // The windows toolset (ICCCM 4.1.4, 4.2.8; EWMH).
+  xcb_atom_t WM_DELETE_WINDOW = 0, WM_CHANGE_STATE = 0;
+  xcb_atom_t _NET_WM_STATE = 0, _NET_WM_STATE_HIDDEN = 0, _NET_WM_STATE_MAXIMIZED_VERT = 0;
+  xcb_atom_t _NET_WM_STATE_MAXIMIZED_HORZ = 0, _NET_WM_STATE_FULLSCREEN = 0;
+  xcb_atom_t _NET_WM_STATE_ABOVE = 0, _NET_FRAME_EXTENTS = 0, _NET_WM_DESKTOP = 0;
+  xcb_atom_t _NET_WM_WINDOW_TYPE = 0, _NET_MOVERESIZE_WINDOW = 0, _NET_CLOSE_WINDOW = 0;
+  // _NET_WM_WINDOW_TYPE_<NAME>, in the order of kWindowTypeNames.
+  xcb_atom_t window_types[12] = {};
 };
+
+// The EWMH window types, lower-case, as list_windows names them.
+inline constexpr const char* kWindowTypeNames[12] = {
+    "normal", "dialog", "utility", "toolbar", "splash", "menu",
+    "dock", "desktop", "dropdown_menu", "popup_menu", "tooltip", "notification"};
 
 // Interns every atom above (one round trip for all of them).
 result<x11_atoms> intern_atoms(xcb_connection_t* c);

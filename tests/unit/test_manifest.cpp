@@ -113,16 +113,26 @@ TEST_CASE("plugin.json describes a service with a namespace, timeouts and no sta
   CHECK_FALSE(version.empty());
 }
 
-TEST_CASE("the schema document lists every tool once in a section of its own") {
+TEST_CASE("the schema document lists every tool once in a section of its own, toolset by toolset") {
   const std::string doc = cu::schema_doc();
-  for (std::string_view tool : {"screenshot", "zoom", "hold_key", "wait", "cursor_position"}) {
+  for (std::string_view tool : {"screenshot", "zoom", "hold_key", "wait", "cursor_position",
+                                "list_windows", "close_window", "list_displays"}) {
     CAPTURE(tool);
     const std::string heading = "\n## " + std::string(tool) + "\n";
     const size_t at = doc.find(heading);
     CHECK(at != std::string::npos);
     CHECK(doc.find(heading, at + 1) == std::string::npos);
   }
-  CHECK(doc.find("| 15 | [`hold_key`](#hold_key) | input actor | no | 120000 ms |") !=
+  CHECK(doc.find("| 15 | [`hold_key`](#hold_key) | computer | input actor | no | 120000 ms |") !=
         std::string::npos);
-  CHECK(doc.find("| 23 | [`wait`](#wait) | loop | yes | 120000 ms |") != std::string::npos);
+  CHECK(doc.find("| 23 | [`wait`](#wait) | computer | loop | yes | 120000 ms |") !=
+        std::string::npos);
+  CHECK(doc.find("| 25 | [`list_windows`](#list_windows) | windows | desktop thread | yes |") !=
+        std::string::npos);
+  // The default toolset's section comes first.
+  const size_t computer = doc.find("\n# Toolset `computer` (default)\n");
+  const size_t windows = doc.find("\n# Toolset `windows`\n");
+  REQUIRE(computer != std::string::npos);
+  REQUIRE(windows != std::string::npos);
+  CHECK(computer < windows);
 }

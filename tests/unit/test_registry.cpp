@@ -54,11 +54,24 @@ TEST_CASE("every tool has a title, a description and a handler") {
   }
 }
 
+// Every schema text the registry holds: each tool's own, and what it
+// becomes with every toolset on.
+std::vector<std::pair<std::string, std::string>> all_input_schemas() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const cu::toolset_def& set : cu::all_toolsets()) {
+    for (const cu::tool_def& t : set.tools) {
+      out.emplace_back(std::string(t.name), std::string(t.input_schema));
+      out.emplace_back(std::string(t.name) + " (all toolsets)",
+                       cu::input_schema_of(t, cu::every_toolset()));
+    }
+  }
+  return out;
+}
+
 TEST_CASE("every input schema is a JSON object schema whose required names are properties") {
   simdjson::dom::parser parser;
-  for (const cu::tool_def& t : cu::computer_tools()) {
-    CAPTURE(t.name);
-    const std::string schema(t.input_schema);
+  for (const auto& [name_of_tool, schema] : all_input_schemas()) {
+    CAPTURE(name_of_tool, schema);
     simdjson::dom::object o;
     REQUIRE(parser.parse(schema).get_object().get(o) == simdjson::SUCCESS);
     std::string_view type;
@@ -112,7 +125,7 @@ TEST_CASE("hold_key and wait have a 120 s host timeout and no other tool has one
 }
 
 TEST_CASE("tools/list lists the same tools with their schemas and annotations") {
-  const std::string json = cu::tools_list_json(cu::computer_tools());
+  const std::string json = cu::tools_list_json(cu::kDefaultToolsets);
   simdjson::dom::parser parser;
   simdjson::dom::array tools;
   REQUIRE(parser.parse(json)["tools"].get(tools) == simdjson::SUCCESS);
@@ -182,4 +195,85 @@ TEST_CASE("descriptions tell the model what a tool does and returns, not how the
     CHECK(t->description.find("request timeout") != std::string_view::npos);
     CHECK(t->description.find("progress") != std::string_view::npos);
   }
+}
+
+namespace {
+
+std::vector<std::string> listed_names(const std::string& tools_list) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array tools;
+  std::vector<std::string> names;
+  if (parser.parse(tools_list)["tools"].get(tools) != simdjson::SUCCESS) return names;
+  for (simdjson::dom::element e : tools) {
+    std::string_view n;
+    if (e["name"].get(n) == simdjson::SUCCESS) names.emplace_back(n);
+  }
+  return names;
+}
+
+std::vector<std::string> strings(const std::vector<std::string_view>& v) {
+  return std::vector<std::string>(v.begin(), v.end());
+}
+
+}  // namespace
+
+TEST_CASE("CU_TOOLSETS names: computer is always on, all is every toolset, unknown names fail") {
+  using cu::mask_of;
+  using cu::toolset;
+  const cu::toolset_mask both = mask_of(toolset::computer) | mask_of(toolset::windows);
+  CHECK(cu::parse_toolsets("computer").value() == cu::kDefaultToolsets);
+  CHECK(cu::parse_toolsets("windows").value() == both);
+  CHECK(cu::parse_toolsets("computer,windows").value() == both);
+  CHECK(cu::parse_toolsets(" windows , computer ").value() == both);
+  CHECK(cu::parse_toolsets("all").value() == cu::every_toolset());
+  CHECK(cu::toolsets_text(both) == "computer,windows");
+  for (std::string_view bad : {"", "Windows", "window", "computer,,windows", "computer,", "vision"}) {
+    CAPTURE(bad);
+    auto r = cu::parse_toolsets(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.err().message.find("the toolsets are computer, windows, or all") != std::string::npos);
+  }
+  CHECK(cu::parse_toolsets("bogus").err().message.find("unknown toolset \"bogus\"") == 0);
+}
+
+TEST_CASE("a toolset's tools are listed and found only while it is on, after the 24, names unique") {
+  const std::string default_list = cu::tools_list_json(cu::kDefaultToolsets);
+  const std::string all_list = cu::tools_list_json(cu::every_toolset());
+  const std::vector<std::string> names = listed_names(all_list);
+  const std::vector<std::string_view> windows = {"list_windows", "focus_window",
+      "set_window_geometry", "set_window_state", "close_window", "list_displays"};
+  std::vector<std::string_view> expected = kExpectedNames;
+  expected.insert(expected.end(), windows.begin(), windows.end());
+  CHECK(names == strings(expected));
+  CHECK(listed_names(default_list) == strings(kExpectedNames));
+  const std::set<std::string> unique(names.begin(), names.end());
+  CHECK(unique.size() == names.size());
+  for (std::string_view n : windows) {
+    CAPTURE(n);
+    CHECK(cu::find_tool(n) == nullptr);
+    const cu::tool_def* t = cu::find_tool(n, cu::every_toolset());
+    REQUIRE(t != nullptr);
+    // Every tool beyond the contract has an output schema.
+    CHECK_FALSE(t->output_schema.empty());
+  }
+}
+
+TEST_CASE("with the windows toolset on, a batch's steps may name its tools; the 24 stay as they are") {
+  const cu::toolset_mask on = cu::every_toolset();
+  simdjson::dom::parser parser;
+  for (const cu::tool_def& t : cu::computer_tools()) {
+    CAPTURE(t.name);
+    if (t.name != "computer_batch") CHECK(cu::input_schema_of(t, on) == t.input_schema);
+    CHECK(cu::input_schema_of(t, cu::kDefaultToolsets) == t.input_schema);
+  }
+  const cu::tool_def* batch = cu::find_tool("computer_batch", on);
+  REQUIRE(batch != nullptr);
+  simdjson::dom::array names;
+  REQUIRE(parser.parse(cu::input_schema_of(*batch, on))["properties"]["actions"]["items"]
+              ["properties"]["name"]["enum"].get(names) == simdjson::SUCCESS);
+  std::vector<std::string_view> listed;
+  for (simdjson::dom::element n : names) listed.push_back(n.get_string().value());
+  CHECK(listed.size() == 29);
+  CHECK(listed.back() == "list_displays");
+  CHECK(std::find(listed.begin(), listed.end(), "computer_batch") == listed.end());
 }

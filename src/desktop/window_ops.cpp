@@ -1,0 +1,662 @@
+// The windows toolset as desktop-thread operations: list windows and
+// monitors, and focus, move, resize, change the state of and close a window.
+// Every change goes through the window manager when one runs (EWMH client
+// messages, as a pager sends them) and straight to the window otherwise;
+// each answers what X says afterwards, once the change was seen or its
+// patience ran out, never what was asked for.
+#include <xcb/xcb.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "core/json_writer.h"
+#include "desktop/desktop_op.h"
+#include "util/ascii.h"
+#include "util/str_cat.h"
+#include "x11/connection.h"
+#include "x11/monitors.h"
+#include "x11/window_control.h"
+#include "x11/windows.h"
+
+namespace cu {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long a window manager has to carry out a request, and how long the
+// window must then stay still before its geometry counts as final.
+constexpr auto kChangePatience = 1s;
+constexpr auto kSettle = 150ms;
+// How long a window has to go away after a polite close, and after its
+// program was disconnected.
+constexpr auto kClosePatience = 2s;
+constexpr auto kKillPatience = 1s;
+// How long a window manager has to make a window active.
+constexpr auto kActivatePatience = 2s;
+// ICCCM 4.1.4: the state WM_CHANGE_STATE asks for.
+constexpr uint32_t kIconicState = 3;
+// EWMH _NET_WM_STATE actions and the pager's source indication.
+constexpr uint32_t kStateRemove = 0, kStateAdd = 1;
+constexpr uint32_t kSourcePager = 2;
+
+desktop_result fail(std::string message) {
+  return desktop_result{tool_result::failure(std::move(message)), {}};
+}
+
+std::string no_such_window(xcb_window_t id) {
+  return str_cat("no window ", window_id_text(id),
+                 ": it is gone or is not an application's window (list_windows gives the ids)");
+}
+
+// The basis image-space geometry is given in: the coordinate session, else
+// what a screenshot would establish now.
+coord_session basis(desktop_context& d, const std::optional<coord_session>& session,
+                    const std::optional<rect>& area) {
+  if (session) return *session;
+  if (area) return make_session(*area);
+  reply_ptr<xcb_get_geometry_reply_t> g(
+      xcb_get_geometry_reply(d.conn, xcb_get_geometry(d.conn, d.root), nullptr));
+  return make_session(rect{0, 0, g ? g->width : 1, g ? g->height : 1});
+}
+
+void write_rect(json_writer& j, const rect& r) {
+  j.begin_object().key("x").number(int64_t(r.x)).key("y").number(int64_t(r.y));
+  j.key("width").number(int64_t(r.w)).key("height").number(int64_t(r.h)).end_object();
+}
+
+void write_state(json_writer& j, const window_state& s, bool viewable) {
+  j.key("minimized").boolean(s.minimized).key("maximized").boolean(s.maximized);
+  j.key("fullscreen").boolean(s.fullscreen).key("above").boolean(s.above);
+  j.key("viewable").boolean(viewable);
+}
+
+// Whether an event tells of a change to w (or to anything, for the root's
+// children: a frame around w).
+bool concerns(const xcb_generic_event_t* ev, xcb_window_t w) {
+  switch (event_type(ev)) {
+    case XCB_CONFIGURE_NOTIFY: return true;  // w, or its frame among the root's children.
+    case XCB_PROPERTY_NOTIFY:
+      return reinterpret_cast<const xcb_property_notify_event_t*>(ev)->window == w;
+    case XCB_MAP_NOTIFY: case XCB_UNMAP_NOTIFY: case XCB_DESTROY_NOTIFY: return true;
+    default: return false;
+  }
+}
+
+void watch_window(desktop_context& d, xcb_window_t w) {
+  const uint32_t mask = XCB_EVENT_MASK_STRUCTURE_NOTIFY | XCB_EVENT_MASK_PROPERTY_CHANGE;
+  xcb_change_window_attributes(d.conn, w, XCB_CW_EVENT_MASK, &mask);
+  xcb_flush(d.conn);
+}
+
+class list_windows final : public desktop_op {
+ public:
+  list_windows(std::string app, std::string title, std::optional<coord_session> session,
+               std::optional<rect> area)
+      : app_(ascii_lower(app)), title_(ascii_lower(title)), session_(session), area_(area) {}
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    std::vector<window_info> all = list_client_windows(d.conn, *d.atoms, d.root);
+    std::vector<window_info> chosen;
+    for (window_info& w : all) {
+      std::string title = ascii_lower(w.title);
+      bool app_ok = app_.empty() || ascii_lower(w.instance).find(app_) != std::string::npos ||
+                    ascii_lower(w.cls).find(app_) != std::string::npos ||
+                    title.find(app_) != std::string::npos;
+      if (app_ok && (title_.empty() || title.find(title_) != std::string::npos)) {
+        chosen.push_back(std::move(w));
+      }
+    }
+    std::vector<window_details> windows = describe_windows(d.conn, *d.atoms, d.root, chosen);
+    std::optional<std::string> wm = window_manager_name(d.conn, *d.atoms, d.root);
+    xcb_window_t active = wm ? active_window(d.conn, *d.atoms, d.root) : XCB_NONE;
+    std::vector<xcb_window_t> focus = focus_chain(d.conn, d.root);
+    coord_session s = basis(d, session_, area_);
+
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("windows").begin_array();
+    for (const window_details& w : windows) {
+      bool focused = wm && active != XCB_NONE
+                         ? active == w.info.id
+                         : std::find(focus.begin(), focus.end(), w.info.id) != focus.end();
+      j.begin_object().key("id").string(window_id_text(w.info.id));
+      j.key("title").string(w.info.title).key("class").string(w.info.cls);
+      j.key("instance").string(w.info.instance).key("pid");
+      if (w.info.pid != 0) j.number(int64_t(w.info.pid)); else j.null();
+      j.key("device");
+      write_rect(j, w.device);
+      j.key("image");
+      write_rect(j, device_rect_to_image(s, w.device));
+      j.key("frame_extents").begin_object().key("left").number(int64_t(w.frame.left));
+      j.key("right").number(int64_t(w.frame.right)).key("top").number(int64_t(w.frame.top));
+      j.key("bottom").number(int64_t(w.frame.bottom)).end_object();
+      j.key("focused").boolean(focused);
+      write_state(j, w.state, w.info.viewable);
+      j.key("desktop");
+      if (w.desktop) j.number(int64_t(*w.desktop)); else j.null();
+      j.key("type").string(w.type).key("transient_for");
+      if (w.transient_for != XCB_NONE) j.string(window_id_text(w.transient_for)); else j.null();
+      j.end_object();
+    }
+    j.end_array().key("active");
+    if (active != XCB_NONE) j.string(window_id_text(active)); else j.null();
+    j.key("window_manager");
+    if (wm) j.string(*wm); else j.null();
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
+
+ private:
+  std::string app_, title_;
+  std::optional<coord_session> session_;
+  std::optional<rect> area_;
+};
+
+class focus_window final : public desktop_op {
+ public:
+  focus_window(xcb_window_t id, std::string app) : id_(id), app_(std::move(app)) {}
+
+  const char* serial_key() const override { return "windows"; }
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    std::vector<window_info> windows = list_client_windows(d.conn, *d.atoms, d.root);
+    std::optional<window_info> w;
+    if (id_ != XCB_NONE) {
+      for (const window_info& x : windows) {
+        if (x.id == id_) w = x;
+      }
+      if (!w) return fail(no_such_window(id_));
+    } else {
+      w = match_window(windows, app_);
+      if (!w) {
+        return fail(str_cat("no window matches \"", app_,
+                            "\" (focus_window launches nothing; open_application does)"));
+      }
+    }
+    target_ = w->id;
+    if (wm_supports_active_window(d.conn, *d.atoms, d.root)) {
+      via_ = "ewmh";
+      request_activation(d.conn, *d.atoms, d.root, target_);
+      if (!w->takes_focus) {
+        return answer(false, "the window was raised; it does not take the keyboard focus "
+                             "(ICCCM input hint false)");
+      }
+      if (active_window(d.conn, *d.atoms, d.root) == target_) return answer(true);
+      waiting_ = true;
+      wake_at = desktop_clock::now() + kActivatePatience;
+      return std::nullopt;
+    }
+    via_ = "x11";
+    bool focused = focus_directly(d.conn, target_);
+    return answer(focused, focused ? std::string()
+                                   : "the window could not take the input focus (not viewable)");
+  }
+
+  std::optional<desktop_result> on_event(desktop_context& d,
+                                         const xcb_generic_event_t* ev) override {
+    if (waiting_ && event_type(ev) == XCB_PROPERTY_NOTIFY &&
+        reinterpret_cast<const xcb_property_notify_event_t*>(ev)->atom ==
+            d.atoms->_NET_ACTIVE_WINDOW &&
+        active_window(d.conn, *d.atoms, d.root) == target_) {
+      return answer(true);
+    }
+    return std::nullopt;
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context& d) override {
+    bool ok = active_window(d.conn, *d.atoms, d.root) == target_;
+    return answer(ok, ok ? std::string()
+                         : str_cat("the window manager did not activate the window within ",
+                                   seconds_text(kActivatePatience), " s"));
+  }
+
+ private:
+  desktop_result answer(bool focused, const std::string& note = {}) {
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("window").string(window_id_text(target_)).key("focused").boolean(focused);
+    j.key("via").string(via_);
+    if (!note.empty()) j.key("note").string(note);
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  xcb_window_t id_;
+  std::string app_;
+  xcb_window_t target_ = XCB_NONE;
+  std::string via_;
+  bool waiting_ = false;
+};
+
+class set_window_geometry final : public desktop_op {
+ public:
+  set_window_geometry(xcb_window_t id, geometry_request req, std::optional<coord_session> session,
+                      std::optional<rect> area)
+      : id_(id), req_(req), session_(session), area_(area) {}
+
+  const char* serial_key() const override { return "windows"; }
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
+    if (!w) return fail(no_such_window(id_));
+    s_ = basis(d, session_, area_);
+    // Image pixels to device pixels: positions through the session's
+    // origin, sizes by its scale.
+    auto pos = [&](int v, int origin, int dev, int image) {
+      return req_.image_units ? origin + int((int64_t(v) * dev + image / 2) / image) : v;
+    };
+    auto len = [&](int v, int dev, int image) {
+      return req_.image_units ? std::max(1, int((int64_t(v) * dev + image / 2) / image)) : v;
+    };
+    target_ = w->device;
+    if (req_.x) target_.x = pos(*req_.x, s_.device.x, s_.device.w, s_.image.w);
+    if (req_.y) target_.y = pos(*req_.y, s_.device.y, s_.device.h, s_.image.h);
+    if (req_.w) target_.w = len(*req_.w, s_.device.w, s_.image.w);
+    if (req_.h) target_.h = len(*req_.h, s_.device.h, s_.image.h);
+    before_ = w->device;
+    watch_window(d, id_);
+    ewmh_ = wm_supports(d.conn, *d.atoms, d.root, d.atoms->_NET_MOVERESIZE_WINDOW);
+    via_ = ewmh_ ? "ewmh" : "x11";
+    // A window's position is its border's outer corner.
+    request(d, target_.x - w->border, target_.y - w->border, req_.x.has_value(),
+            req_.y.has_value(), req_.w.has_value(), req_.h.has_value());
+    return check(d);
+  }
+
+  std::optional<desktop_result> on_event(desktop_context& d,
+                                         const xcb_generic_event_t* ev) override {
+    if (!concerns(ev, id_)) return std::nullopt;
+    if (auto r = check(d)) return r;
+    // Something moved: give the manager a moment more to finish.
+    wake_at = std::min(give_up_, desktop_clock::now() + kSettle);
+    return std::nullopt;
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context& d) override {
+    auto now = window_area(d.conn, d.root, id_);
+    if (!now) return fail(str_cat("the window ", window_id_text(id_), " went away"));
+    // Window managers read a position through the window's gravity and
+    // their own idea of its border (Openbox puts a window with static
+    // gravity one pixel off: the border it took away). A small miss is
+    // corrected once, by the miss; a large one is the manager's choice
+    // (keeping the window on screen), and stands.
+    int dx = now->x - target_.x, dy = now->y - target_.y;
+    if (!corrected_ && (req_.x || req_.y) && (dx != 0 || dy != 0) && std::abs(dx) <= kSmallMiss &&
+        std::abs(dy) <= kSmallMiss) {
+      corrected_ = true;
+      int x = sent_x_ - dx, y = sent_y_ - dy;
+      request(d, x, y, req_.x.has_value(), req_.y.has_value(), false, false);
+      return check(d);
+    }
+    return answer(*now);
+  }
+
+ private:
+  static constexpr int kSmallMiss = 64;
+
+  // Asks for the move and/or resize: x and y are where the window (its
+  // border's corner) goes.
+  void request(desktop_context& d, int x, int y, bool move_x, bool move_y, bool width,
+               bool height) {
+    sent_x_ = x;
+    sent_y_ = y;
+    if (ewmh_) {
+      // Static gravity: x and y place the window itself, not its frame
+      // (EWMH _NET_MOVERESIZE_WINDOW).
+      constexpr uint32_t kStaticGravity = 10;
+      uint32_t flags = kStaticGravity | (kSourcePager << 12);
+      if (move_x) flags |= 1u << 8;
+      if (move_y) flags |= 1u << 9;
+      if (width) flags |= 1u << 10;
+      if (height) flags |= 1u << 11;
+      send_to_window_manager(d.conn, d.root, id_, d.atoms->_NET_MOVERESIZE_WINDOW,
+                             {flags, uint32_t(x), uint32_t(y), uint32_t(target_.w),
+                              uint32_t(target_.h)});
+    } else {
+      uint16_t mask = 0;
+      uint32_t values[4];
+      int n = 0;
+      if (move_x) { mask |= XCB_CONFIG_WINDOW_X; values[n++] = uint32_t(x); }
+      if (move_y) { mask |= XCB_CONFIG_WINDOW_Y; values[n++] = uint32_t(y); }
+      if (width) { mask |= XCB_CONFIG_WINDOW_WIDTH; values[n++] = uint32_t(target_.w); }
+      if (height) { mask |= XCB_CONFIG_WINDOW_HEIGHT; values[n++] = uint32_t(target_.h); }
+      xcb_configure_window(d.conn, id_, mask, values);
+      xcb_flush(d.conn);
+    }
+    give_up_ = desktop_clock::now() + kChangePatience;
+    wake_at = give_up_;
+  }
+
+  std::optional<desktop_result> check(desktop_context& d) {
+    auto now = window_area(d.conn, d.root, id_);
+    if (!now) return fail(str_cat("the window ", window_id_text(id_), " went away"));
+    if (*now == target_) return answer(*now);
+    return std::nullopt;
+  }
+
+  desktop_result answer(const rect& now) {
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("window").string(window_id_text(id_)).key("requested");
+    write_rect(j, target_);
+    j.key("device");
+    write_rect(j, now);
+    j.key("image");
+    write_rect(j, device_rect_to_image(s_, now));
+    j.key("changed").boolean(now != before_).key("via").string(via_);
+    if (now != target_) {
+      j.key("note").string(str_cat("the window is at ", geometry_text(now), ", not the ",
+                                   geometry_text(target_),
+                                   " asked for (the window manager or the program adjusted it)"));
+    }
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  xcb_window_t id_;
+  geometry_request req_;
+  std::optional<coord_session> session_;
+  std::optional<rect> area_;
+  coord_session s_;
+  rect target_, before_;
+  std::string via_;
+  bool ewmh_ = false;
+  bool corrected_ = false;
+  int sent_x_ = 0, sent_y_ = 0;
+  desktop_clock::time_point give_up_;
+};
+
+const char* state_name(window_state_change s) {
+  switch (s) {
+    case window_state_change::minimized: return "minimized";
+    case window_state_change::maximized: return "maximized";
+    case window_state_change::fullscreen: return "fullscreen";
+    case window_state_change::above: return "above";
+    case window_state_change::normal: return "normal";
+  }
+  return "?";
+}
+
+class set_window_state final : public desktop_op {
+ public:
+  set_window_state(xcb_window_t id, window_state_change change, bool enable)
+      : id_(id), change_(change), enable_(enable) {}
+
+  const char* serial_key() const override { return "windows"; }
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
+    if (!w) return fail(no_such_window(id_));
+    const x11_atoms& a = *d.atoms;
+    bool wm = window_manager_name(d.conn, a, d.root).has_value();
+    bool ewmh_state = wm_supports(d.conn, a, d.root, a._NET_WM_STATE);
+    watch_window(d, id_);
+    auto net_state = [&](bool add, xcb_atom_t first, xcb_atom_t second = XCB_NONE) {
+      send_to_window_manager(d.conn, d.root, id_, a._NET_WM_STATE,
+                             {add ? kStateAdd : kStateRemove, first, second, kSourcePager, 0});
+    };
+    auto needs_wm = [&] {
+      return fail(str_cat("set_window_state ", state_name(change_),
+                          " needs a window manager that supports _NET_WM_STATE; ",
+                          wm ? "this one does not" : "none runs on this display"));
+    };
+    auto restore = [&] {
+      if (wm_supports_active_window(d.conn, a, d.root)) {
+        request_activation(d.conn, a, d.root, id_);
+      } else {
+        xcb_map_window(d.conn, id_);
+        xcb_flush(d.conn);
+      }
+    };
+    switch (change_) {
+      case window_state_change::minimized:
+        if (!enable_) {
+          restore();
+        } else if (wm) {
+          send_to_window_manager(d.conn, d.root, id_, a.WM_CHANGE_STATE,
+                                 {kIconicState, 0, 0, 0, 0});
+        } else {
+          xcb_unmap_window(d.conn, id_);
+          xcb_flush(d.conn);
+        }
+        break;
+      case window_state_change::maximized:
+        if (!ewmh_state) return needs_wm();
+        net_state(enable_, a._NET_WM_STATE_MAXIMIZED_VERT, a._NET_WM_STATE_MAXIMIZED_HORZ);
+        break;
+      case window_state_change::fullscreen:
+        if (!ewmh_state) return needs_wm();
+        net_state(enable_, a._NET_WM_STATE_FULLSCREEN);
+        break;
+      case window_state_change::above:
+        if (!ewmh_state) return needs_wm();
+        net_state(enable_, a._NET_WM_STATE_ABOVE);
+        break;
+      case window_state_change::normal:
+        if (w->state.minimized || !w->info.viewable) restore();
+        if (ewmh_state && w->state.maximized) {
+          net_state(false, a._NET_WM_STATE_MAXIMIZED_VERT, a._NET_WM_STATE_MAXIMIZED_HORZ);
+        }
+        if (ewmh_state && w->state.fullscreen) net_state(false, a._NET_WM_STATE_FULLSCREEN);
+        break;
+    }
+    wake_at = desktop_clock::now() + kChangePatience;
+    return check(d);
+  }
+
+  std::optional<desktop_result> on_event(desktop_context& d,
+                                         const xcb_generic_event_t* ev) override {
+    if (!concerns(ev, id_)) return std::nullopt;
+    return check(d);
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context& d) override {
+    auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
+    if (!w) return fail(str_cat("the window ", window_id_text(id_), " went away"));
+    return answer(*w, str_cat("the window is not ", reached_text(), " after ",
+                              seconds_text(kChangePatience), " s"));
+  }
+
+ private:
+  // Whether the window is as asked.
+  bool reached(const window_details& w) const {
+    switch (change_) {
+      case window_state_change::minimized:
+        return enable_ ? !w.info.viewable : w.info.viewable && !w.state.minimized;
+      case window_state_change::maximized: return w.state.maximized == enable_;
+      case window_state_change::fullscreen: return w.state.fullscreen == enable_;
+      case window_state_change::above: return w.state.above == enable_;
+      case window_state_change::normal:
+        return w.info.viewable && !w.state.minimized && !w.state.maximized && !w.state.fullscreen;
+    }
+    return false;
+  }
+
+  std::string reached_text() const {
+    if (change_ == window_state_change::normal) return "back to normal";
+    return str_cat(enable_ ? "" : "no longer ", state_name(change_));
+  }
+
+  std::optional<desktop_result> check(desktop_context& d) {
+    auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
+    if (!w) return fail(str_cat("the window ", window_id_text(id_), " went away"));
+    if (reached(*w)) return answer(*w, {});
+    return std::nullopt;
+  }
+
+  desktop_result answer(const window_details& w, const std::string& note) {
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("window").string(window_id_text(id_));
+    write_state(j, w.state, w.info.viewable);
+    if (!note.empty()) j.key("note").string(note);
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  xcb_window_t id_;
+  window_state_change change_;
+  bool enable_;
+};
+
+class close_window final : public desktop_op {
+ public:
+  close_window(xcb_window_t id, bool force) : id_(id), force_(force) {}
+
+  const char* serial_key() const override { return "windows"; }
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    if (!find_client_window(d.conn, *d.atoms, d.root, id_)) return fail(no_such_window(id_));
+    const x11_atoms& a = *d.atoms;
+    watch_window(d, id_);
+    if (wm_supports(d.conn, a, d.root, a._NET_CLOSE_WINDOW)) {
+      via_ = "ewmh";
+      send_to_window_manager(d.conn, d.root, id_, a._NET_CLOSE_WINDOW,
+                             {XCB_CURRENT_TIME, kSourcePager, 0, 0, 0});
+    } else if (supports_protocol(d.conn, a, id_, a.WM_DELETE_WINDOW)) {
+      via_ = "wm_delete_window";
+      xcb_client_message_event_t ev{};
+      ev.response_type = XCB_CLIENT_MESSAGE;
+      ev.format = 32;
+      ev.window = id_;
+      ev.type = a.WM_PROTOCOLS;
+      ev.data.data32[0] = a.WM_DELETE_WINDOW;
+      ev.data.data32[1] = XCB_CURRENT_TIME;
+      xcb_send_event(d.conn, 0, id_, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&ev));
+      xcb_flush(d.conn);
+    } else if (force_) {
+      return kill(d);
+    } else {
+      return answer(false, "the window does not take a polite close request (no "
+                           "WM_DELETE_WINDOW and no window manager); force: true disconnects "
+                           "its program");
+    }
+    wake_at = desktop_clock::now() + kClosePatience;
+    return std::nullopt;
+  }
+
+  std::optional<desktop_result> on_event(desktop_context& d,
+                                         const xcb_generic_event_t* ev) override {
+    uint8_t type = event_type(ev);
+    if ((type == XCB_DESTROY_NOTIFY &&
+         reinterpret_cast<const xcb_destroy_notify_event_t*>(ev)->window == id_) ||
+        (type == XCB_UNMAP_NOTIFY &&
+         reinterpret_cast<const xcb_unmap_notify_event_t*>(ev)->window == id_)) {
+      if (gone(d)) return answer(true, {});
+    }
+    return std::nullopt;
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context& d) override {
+    if (gone(d)) return answer(true, {});
+    if (killed_) {
+      return answer(false, str_cat("the window is still there ", seconds_text(kKillPatience),
+                                   " s after its program was disconnected"));
+    }
+    if (force_) return kill(d);
+    return answer(false, str_cat("the window is still open ", seconds_text(kClosePatience),
+                                 " s after the close request (it may be asking to save "
+                                 "first); force: true disconnects its program"));
+  }
+
+ private:
+  // Gone: destroyed, or withdrawn (unmapped and no longer a client window).
+  bool gone(desktop_context& d) {
+    return !find_client_window(d.conn, *d.atoms, d.root, id_).has_value() ||
+           !window_area(d.conn, d.root, id_).has_value();
+  }
+
+  std::optional<desktop_result> kill(desktop_context& d) {
+    killed_ = true;
+    via_ = via_.empty() ? "kill_client" : via_ + "+kill_client";
+    xcb_kill_client(d.conn, id_);
+    xcb_flush(d.conn);
+    wake_at = desktop_clock::now() + kKillPatience;
+    return std::nullopt;
+  }
+
+  desktop_result answer(bool closed, const std::string& note) {
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("window").string(window_id_text(id_)).key("closed").boolean(closed);
+    j.key("via").string(via_.empty() ? "none" : via_).key("forced").boolean(killed_);
+    if (!note.empty()) j.key("note").string(note);
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  xcb_window_t id_;
+  bool force_;
+  bool killed_ = false;
+  std::string via_;
+};
+
+class list_displays final : public desktop_op {
+ public:
+  explicit list_displays(std::optional<rect> area) : area_(area) {}
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    std::vector<monitor> monitors = list_monitors(d.conn, d.root);
+    reply_ptr<xcb_get_geometry_reply_t> g(
+        xcb_get_geometry_reply(d.conn, xcb_get_geometry(d.conn, d.root), nullptr));
+    if (!g) return fail("lost the connection to the X display");
+    std::string chosen = "auto";
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("displays").begin_array();
+    for (size_t i = 0; i < monitors.size(); ++i) {
+      const monitor& m = monitors[i];
+      bool is_chosen = area_ && *area_ == m.geometry && chosen == "auto";
+      if (is_chosen) chosen = m.name;
+      j.begin_object().key("index").number(int64_t(i)).key("name").string(m.name).key("device");
+      write_rect(j, m.geometry);
+      j.key("primary").boolean(m.primary).key("chosen").boolean(is_chosen).end_object();
+    }
+    j.end_array().key("chosen").string(chosen);
+    j.key("screen").begin_object().key("width").number(int64_t(g->width));
+    j.key("height").number(int64_t(g->height)).end_object();
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
+
+ private:
+  std::optional<rect> area_;
+};
+
+}  // namespace
+
+std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
+                                              std::optional<coord_session> session,
+                                              std::optional<rect> area) {
+  return std::make_unique<list_windows>(std::move(app), std::move(title), session, area);
+}
+
+std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app) {
+  return std::make_unique<focus_window>(id, std::move(app));
+}
+
+std::unique_ptr<desktop_op> make_set_window_geometry(xcb_window_t id, geometry_request req,
+                                                     std::optional<coord_session> session,
+                                                     std::optional<rect> area) {
+  return std::make_unique<set_window_geometry>(id, req, session, area);
+}
+
+std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_change change,
+                                                  bool enable) {
+  return std::make_unique<set_window_state>(id, change, enable);
+}
+
+std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force) {
+  return std::make_unique<close_window>(id, force);
+}
+
+std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area) {
+  return std::make_unique<list_displays>(area);
+}
+
+}  // namespace cu

@@ -1,0 +1,479 @@
+// The toolsets and the windows toolset against a real Xvfb, with and
+// without a window manager (openbox), on real clients (xterm, xclock and a
+// GTK3 program, tests/x11/data/gtk_windows.py). Every change a tool makes is
+// checked through X itself (the test's own connection: geometry, focus,
+// properties, whether the window and its process still exist), not through
+// the tool's own answer.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "support/harness.h"
+#include "support/jsonrpc.h"
+#include "support/session_probe.h"
+
+using namespace cu::test;
+
+namespace {
+
+const std::map<std::string, std::string> kWindowsOn = {{"CU_TOOLSETS", "windows"}};
+
+json_ptr ok_json(server_process& s, std::string_view tool, std::string_view args = "{}") {
+  json_ptr r = s.call_tool(tool, args);
+  INFO(tool << " " << args << " answered " << r->text.substr(0, 800));
+  REQUIRE_FALSE(is_error(*r));
+  simdjson::dom::object sc;
+  REQUIRE(r->root["result"]["structuredContent"].get(sc) == simdjson::SUCCESS);
+  // The text block says the same as structuredContent.
+  json_ptr text = parse_json(text_of(*r));
+  CHECK(simdjson::minify(text->root) == simdjson::minify(sc));
+  return text;
+}
+
+std::string error_text(server_process& s, std::string_view tool, std::string_view args = "{}") {
+  json_ptr r = s.call_tool(tool, args);
+  INFO(tool << " " << args << " answered " << r->text.substr(0, 600));
+  REQUIRE(is_error(*r));
+  return text_of(*r);
+}
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+std::string hex(xcb_window_t w) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
+  return buf;
+}
+
+std::string window_args(xcb_window_t w, std::string_view more = {}) {
+  std::string s = "{\"window\":\"" + hex(w) + "\"";
+  if (!more.empty()) s.append(",").append(more);
+  return s + "}";
+}
+
+// The array under key (empty when there is none).
+simdjson::dom::array array_at(simdjson::dom::element e, const char* key) {
+  simdjson::dom::array a;
+  if (e[key].get(a) != simdjson::SUCCESS) return {};
+  return a;
+}
+
+// The entry of list_windows' answer for window w (the test fails without).
+simdjson::dom::element entry(const json_line& list, xcb_window_t w) {
+  const std::string id = hex(w);
+  for (simdjson::dom::element e : array_at(list.root, "windows")) {
+    std::string_view got;
+    if (e["id"].get(got) == simdjson::SUCCESS && got == id) return e;
+  }
+  INFO(list.text);
+  FAIL("list_windows does not list " << id);
+  return {};
+}
+
+int64_t num(simdjson::dom::element e, const char* k) {
+  INFO("the integer " << k);
+  REQUIRE(e.is_object());
+  int64_t v = 0;
+  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
+  return v;
+}
+
+bool flag(simdjson::dom::element e, const char* k) {
+  INFO("the boolean " << k);
+  REQUIRE(e.is_object());
+  bool v = false;
+  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
+  return v;
+}
+
+struct area {
+  int x, y, w, h;
+  bool operator==(const area&) const = default;
+};
+
+// What X says of a window's own area, in root coordinates.
+area x_area(x_observer& obs, xcb_window_t w) {
+  xcb_connection_t* c = obs.connection();
+  auto* g = xcb_get_geometry_reply(c, xcb_get_geometry(c, w), nullptr);
+  auto* t = xcb_translate_coordinates_reply(c, xcb_translate_coordinates(c, w, obs.root(), 0, 0),
+                                            nullptr);
+  REQUIRE(g != nullptr);
+  REQUIRE(t != nullptr);
+  area a{t->dst_x, t->dst_y, g->width, g->height};
+  free(g);
+  free(t);
+  return a;
+}
+
+area json_area(simdjson::dom::element e) {
+  return area{int(num(e, "x")), int(num(e, "y")), int(num(e, "width")), int(num(e, "height"))};
+}
+
+// The atoms of a window's _NET_WM_STATE, by name.
+std::vector<std::string> net_wm_state(x_observer& obs, xcb_window_t w) {
+  xcb_connection_t* c = obs.connection();
+  auto* r = xcb_get_property_reply(
+      c, xcb_get_property(c, 0, w, obs.atom("_NET_WM_STATE"), XCB_ATOM_ATOM, 0, 64), nullptr);
+  std::vector<std::string> out;
+  if (r == nullptr) return out;
+  auto* atoms = static_cast<const xcb_atom_t*>(xcb_get_property_value(r));
+  for (int i = 0; i < xcb_get_property_value_length(r) / 4; ++i) {
+    auto* n = xcb_get_atom_name_reply(c, xcb_get_atom_name(c, atoms[i]), nullptr);
+    if (n) out.emplace_back(xcb_get_atom_name_name(n), size_t(xcb_get_atom_name_name_length(n)));
+    free(n);
+  }
+  free(r);
+  return out;
+}
+
+bool has(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::vector<uint32_t> cardinals(x_observer& obs, xcb_window_t w, const char* prop) {
+  xcb_connection_t* c = obs.connection();
+  auto* r = xcb_get_property_reply(
+      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 16), nullptr);
+  std::vector<uint32_t> out;
+  if (r != nullptr && r->format == 32) {
+    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
+    out.assign(v, v + xcb_get_property_value_length(r) / 4);
+  }
+  free(r);
+  return out;
+}
+
+// Polls (another program is being waited for) until pred holds.
+template <class F>
+void wait_until(F pred, const char* what, int timeout_ms = 20000) {
+  const int64_t deadline = now_ms() + timeout_ms;
+  while (!pred()) {
+    INFO("waiting for " << what);
+    REQUIRE(now_ms() < deadline);
+    usleep(10000);
+  }
+}
+
+void start_openbox(x_observer& obs, std::optional<background_program>& wm, const std::string& d) {
+  wm.emplace(std::vector<std::string>{"openbox", "--sm-disable"}, d);
+  wait_until([&] { return obs.window_property(obs.root(), "_NET_SUPPORTING_WM_CHECK") != XCB_NONE; },
+             "openbox");
+}
+
+// The viewable client window with this title: a child of the root, or of
+// a window manager's frame that is; None when there is none.
+xcb_window_t client_window(x_observer& obs, const std::string& title) {
+  xcb_connection_t* c = obs.connection();
+  for (xcb_window_t top : obs.top_levels()) {
+    std::vector<xcb_window_t> candidates = {top};
+    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
+    if (t != nullptr) {
+      xcb_window_t* k = xcb_query_tree_children(t);
+      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
+      free(t);
+    }
+    for (xcb_window_t w : candidates) {
+      if (obs.title(w) == title && obs.viewable(w)) return w;
+    }
+  }
+  return XCB_NONE;
+}
+
+// The GTK3 program's two windows, once both are viewable.
+struct gtk_program {
+  gtk_program(x_observer& obs, const std::string& display, const std::string& tag,
+              bool refuse_close = false) {
+    // Debian's python3, which has the GObject bindings (python3-gi).
+    std::vector<std::string> argv = {
+        "/usr/bin/python3", std::string(getenv("CU_SOURCE_DIR")) + "/tests/x11/data/gtk_windows.py",
+        tag};
+    if (refuse_close) argv.push_back("--refuse-close");
+    program.emplace(argv, display);
+    wait_until([&] {
+      INFO(program->log());
+      REQUIRE(program->running());
+      main = client_window(obs, "cu-gtk-main-" + tag);
+      dialog = client_window(obs, "cu-gtk-dialog-" + tag);
+      return main != XCB_NONE && dialog != XCB_NONE;
+    }, "the GTK windows");
+  }
+  std::optional<background_program> program;
+  xcb_window_t main = XCB_NONE, dialog = XCB_NONE;
+};
+
+std::vector<std::string> tool_names(server_process& s) {
+  json_ptr r = s.request("tools/list");
+  std::vector<std::string> names;
+  simdjson::dom::element result = r->root["result"];
+  for (simdjson::dom::element t : array_at(result, "tools")) {
+    names.emplace_back(t["name"].get_string().value());
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("toolsets: the default lists the 24, windows adds six after them, unknown names stop the server") {
+  xvfb x(640, 480);
+  {
+    server_process s(x.display());
+    std::vector<std::string> names = tool_names(s);
+    CHECK(names.size() == 24);
+    CHECK(names.back() == "cursor_position");
+    // A tool of a toolset that is off answers as an unknown tool.
+    CHECK(contains(error_text(s, "list_windows"), "Unknown tool: \"list_windows\""));
+  }
+  for (const char* on : {"windows", "all", " computer , windows "}) {
+    CAPTURE(on);
+    server_process s(x.display(), {{"CU_TOOLSETS", on}});
+    std::vector<std::string> names = tool_names(s);
+    REQUIRE(names.size() == 30);
+    CHECK(names[23] == "cursor_position");
+    CHECK(names[24] == "list_windows");
+    CHECK(names[29] == "list_displays");
+  }
+  for (const char* bad : {"bogus", "computer,", "Windows"}) {
+    CAPTURE(bad);
+    server_process s(x.display(), {{"CU_TOOLSETS", bad}});
+    s.expect_exit_status(2);
+    REQUIRE(s.wait_exit() == 2);
+    CHECK(contains(s.stderr_text(), "CU_TOOLSETS:"));
+    CHECK(contains(s.stderr_text(), "the toolsets are computer, windows, or all"));
+  }
+}
+
+TEST_CASE("without a window manager list_windows shows what X says of xterm, xclock and a GTK3 program") {
+  xvfb x(1920, 1080);
+  x_observer obs(x.display());
+  xterm_window term(x.display(), "cu-list-term", 30, 40);
+  background_program clock({"xclock", "-geometry", "200x200+900+100"}, x.display());
+  wait_until([&] { return !obs.windows_with_class("XClock").empty(); }, "xclock");
+  const xcb_window_t clock_w = obs.windows_with_class("XClock")[0];
+  gtk_program gtk(obs, x.display(), "list");
+  server_process s(x.display(), kWindowsOn);
+
+  json_ptr list = ok_json(s, "list_windows");
+  CHECK(list->root["window_manager"].is_null());
+  for (xcb_window_t w : {term.top_level(), clock_w, gtk.main, gtk.dialog}) {
+    CAPTURE(hex(w));
+    simdjson::dom::element e = entry(*list, w);
+    REQUIRE(e.is_object());
+    CHECK(std::string(e["title"].get_string().value()) == obs.title(w));
+    auto cls = obs.wm_class(w);
+    REQUIRE(cls);
+    CHECK(std::string(e["instance"].get_string().value()) == cls->first);
+    CHECK(std::string(e["class"].get_string().value()) == cls->second);
+    CHECK(uint32_t(num(e, "pid")) == obs.net_wm_pid(w).value_or(0));
+    CHECK(json_area(e["device"]) == x_area(obs, w));
+    // 1920x1080 is shown as 1366x768: image = device * 1366 / 1920, outwards.
+    area img = json_area(e["image"]);
+    area dev = x_area(obs, w);
+    CHECK(img.x == dev.x * 1366 / 1920);
+    CHECK(img.y == dev.y * 768 / 1080);
+    CHECK(flag(e, "viewable"));
+    CHECK_FALSE(flag(e, "minimized"));
+  }
+  CHECK(uint32_t(num(entry(*list, term.top_level()), "pid")) == uint32_t(term.pid()));
+  CHECK(std::string(entry(*list, gtk.dialog)["type"].get_string().value()) == "dialog");
+  CHECK(std::string(entry(*list, gtk.dialog)["transient_for"].get_string().value()) ==
+        hex(gtk.main));
+  CHECK(entry(*list, gtk.main)["transient_for"].is_null());
+  CHECK(std::string(entry(*list, gtk.main)["type"].get_string().value()) == "normal");
+
+  // Filters: by app (class, instance or title) and by title.
+  json_ptr clocks = ok_json(s, "list_windows", R"({"app":"CLOCK"})");
+  REQUIRE(array_at(clocks->root, "windows").size() == 1);
+  CHECK(entry(*clocks, clock_w).is_object());
+  json_ptr titled = ok_json(s, "list_windows", R"({"title":"cu-gtk-dialog"})");
+  REQUIRE(array_at(titled->root, "windows").size() == 1);
+  CHECK(entry(*titled, gtk.dialog).is_object());
+
+  // focus_window without a manager sets the input focus itself.
+  json_ptr focused = ok_json(s, "focus_window", window_args(term.top_level()));
+  CHECK(flag(focused->root, "focused"));
+  CHECK(std::string(focused->root["via"].get_string().value()) == "x11");
+  CHECK(obs.top_level_of(obs.input_focus()) == term.top_level());
+  json_ptr by_app = ok_json(s, "focus_window", R"({"app":"cu-gtk-main-list"})");
+  CHECK(std::string(by_app->root["window"].get_string().value()) == hex(gtk.main));
+  CHECK(obs.top_level_of(obs.input_focus()) == gtk.main);
+
+  // Move and resize through ConfigureWindow; X says where it went.
+  json_ptr moved = ok_json(s, "set_window_geometry",
+                           window_args(clock_w, R"("x":300,"y":250,"width":150,"height":120,"units":"device")"));
+  CHECK((x_area(obs, clock_w) == area{300, 250, 150, 120}));
+  CHECK(json_area(moved->root["device"]) == x_area(obs, clock_w));
+  // In image units (the default): 1366x768 pixels of a 1920x1080 screen.
+  ok_json(s, "set_window_geometry", window_args(clock_w, R"("x":683,"y":384)"));
+  CHECK(x_area(obs, clock_w).x == 960);
+  CHECK(x_area(obs, clock_w).y == 540);
+
+  // Minimize without a manager unmaps; normal maps it again.
+  json_ptr min = ok_json(s, "set_window_state", window_args(clock_w, R"("state":"minimized")"));
+  CHECK(flag(min->root, "minimized"));
+  CHECK_FALSE(obs.viewable(clock_w));
+  ok_json(s, "set_window_state", window_args(clock_w, R"("state":"normal")"));
+  CHECK(obs.viewable(clock_w));
+  CHECK(contains(error_text(s, "set_window_state", window_args(clock_w, R"("state":"maximized")")),
+                 "needs a window manager"));
+
+  // close_window: WM_DELETE_WINDOW; xclock quits, and its process ends.
+  json_ptr closed = ok_json(s, "close_window", window_args(clock_w));
+  CHECK(flag(closed->root, "closed"));
+  CHECK(std::string(closed->root["via"].get_string().value()) == "wm_delete_window");
+  wait_until([&] { return !clock.running(); }, "xclock to exit");
+  CHECK(contains(error_text(s, "focus_window", window_args(clock_w)), "no window " + hex(clock_w)));
+}
+
+TEST_CASE("under openbox the windows tools go through EWMH, and X shows every change") {
+  xvfb x(1920, 1080);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  start_openbox(obs, wm, x.display());
+  xterm_window term_program(x.display(), "cu-wm-term", 100, 100);
+  // Under a reparenting manager, the xterm's own window is inside a frame.
+  struct {
+    xcb_window_t w;
+    xcb_window_t top_level() const { return w; }
+  } term{client_window(obs, "cu-wm-term")};
+  REQUIRE(term.w != XCB_NONE);
+  gtk_program gtk(obs, x.display(), "wm", /*refuse_close=*/true);
+  server_process s(x.display(), kWindowsOn);
+
+  json_ptr list = ok_json(s, "list_windows");
+  INFO(list->text);
+  std::string_view wm_name;
+  REQUIRE(list->root["window_manager"].get(wm_name) == simdjson::SUCCESS);
+  CHECK(wm_name == "Openbox");
+  simdjson::dom::element e = entry(*list, term.top_level());
+  std::vector<uint32_t> extents = cardinals(obs, term.top_level(), "_NET_FRAME_EXTENTS");
+  REQUIRE(extents.size() == 4);
+  CHECK(num(e["frame_extents"], "left") == extents[0]);
+  CHECK(num(e["frame_extents"], "top") == extents[2]);
+  CHECK(num(e, "desktop") == cardinals(obs, term.top_level(), "_NET_WM_DESKTOP").at(0));
+  CHECK(json_area(e["device"]) == x_area(obs, term.top_level()));
+
+  // Focus: the manager makes it active.
+  json_ptr focused = ok_json(s, "focus_window", window_args(term.top_level()));
+  CHECK(flag(focused->root, "focused"));
+  CHECK(std::string(focused->root["via"].get_string().value()) == "ewmh");
+  CHECK(obs.window_property(obs.root(), "_NET_ACTIVE_WINDOW") == term.top_level());
+  json_ptr again = ok_json(s, "list_windows");
+  CHECK(flag(entry(*again, term.top_level()), "focused"));
+  CHECK(std::string(again->root["active"].get_string().value()) == hex(term.top_level()));
+
+  // Move: the window's own area lands where asked, whatever the frame.
+  json_ptr moved = ok_json(s, "set_window_geometry",
+                           window_args(gtk.main, R"("x":500,"y":300,"units":"device")"));
+  CHECK(std::string(moved->root["via"].get_string().value()) == "ewmh");
+  CHECK(x_area(obs, gtk.main).x == 500);
+  CHECK(x_area(obs, gtk.main).y == 300);
+  ok_json(s, "set_window_geometry", window_args(gtk.main, R"("width":420,"height":310,"units":"device")"));
+  CHECK(x_area(obs, gtk.main).w == 420);
+  CHECK(x_area(obs, gtk.main).h == 310);
+  // Far off screen: the manager keeps it on screen, and the answer says so.
+  json_ptr clamped = ok_json(s, "set_window_geometry",
+                             window_args(gtk.main, R"("x":30000,"units":"device")"));
+  CHECK(json_area(clamped->root["device"]) == x_area(obs, gtk.main));
+  CHECK(x_area(obs, gtk.main).x < 1920);
+  CHECK(contains(clamped->root["note"].get_string().value(), "adjusted"));
+
+  // States, each read back from _NET_WM_STATE and the window's geometry.
+  json_ptr max = ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"maximized")"));
+  CHECK(flag(max->root, "maximized"));
+  CHECK(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_MAXIMIZED_VERT"));
+  CHECK(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_MAXIMIZED_HORZ"));
+  ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"normal")"));
+  CHECK_FALSE(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_MAXIMIZED_VERT"));
+  ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"fullscreen")"));
+  CHECK(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_FULLSCREEN"));
+  CHECK((x_area(obs, term.top_level()) == area{0, 0, 1920, 1080}));
+  ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"fullscreen","enable":false)"));
+  CHECK_FALSE(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_FULLSCREEN"));
+  ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"above")"));
+  CHECK(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_ABOVE"));
+  json_ptr min = ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"minimized")"));
+  CHECK(flag(min->root, "minimized"));
+  CHECK(has(net_wm_state(obs, term.top_level()), "_NET_WM_STATE_HIDDEN"));
+  CHECK_FALSE(obs.viewable(term.top_level()));
+  ok_json(s, "set_window_state", window_args(term.top_level(), R"("state":"minimized","enable":false)"));
+  CHECK(obs.viewable(term.top_level()));
+
+  // Close: a program that refuses (unsaved work) stays; force disconnects it.
+  json_ptr refused = ok_json(s, "close_window", window_args(gtk.main));
+  CHECK_FALSE(flag(refused->root, "closed"));
+  CHECK(std::string(refused->root["via"].get_string().value()) == "ewmh");
+  CHECK(contains(gtk.program->log(), "delete-requested"));
+  CHECK(gtk.program->running());
+  json_ptr forced = ok_json(s, "close_window", window_args(gtk.main, R"("force":true)"));
+  CHECK(flag(forced->root, "closed"));
+  CHECK(flag(forced->root, "forced"));
+  wait_until([&] { return !gtk.program->running(); }, "the GTK program to exit");
+}
+
+TEST_CASE("list_displays names the RandR monitors and the one switch_display chose") {
+  xvfb x(1920, 1080);
+  REQUIRE(run_program({"xrandr", "--setmonitor", "cu-left", "960/254x1080/286+0+0", "none"},
+                      x.display()).status == 0);
+  REQUIRE(run_program({"xrandr", "--setmonitor", "cu-right", "960/254x1080/286+960+0", "none"},
+                      x.display()).status == 0);
+  server_process s(x.display(), kWindowsOn);
+  json_ptr d = ok_json(s, "list_displays");
+  CHECK(std::string(d->root["chosen"].get_string().value()) == "auto");
+  CHECK(num(d->root["screen"], "width") == 1920);
+  bool right_seen = false;
+  for (simdjson::dom::element m : array_at(d->root, "displays")) {
+    if (m["name"].get_string().value() == "cu-right") {
+      right_seen = true;
+      CHECK((json_area(m["device"]) == area{960, 0, 960, 1080}));
+    }
+  }
+  CHECK(right_seen);
+  REQUIRE_FALSE(is_error(*s.call_tool("switch_display", R"({"display":"cu-right"})")));
+  json_ptr after = ok_json(s, "list_displays");
+  CHECK(std::string(after->root["chosen"].get_string().value()) == "cu-right");
+  for (simdjson::dom::element m : array_at(after->root, "displays")) {
+    CHECK(flag(m, "chosen") == (m["name"].get_string().value() == "cu-right"));
+  }
+}
+
+TEST_CASE("the windows tools refuse bad arguments with a message naming them, changing nothing") {
+  xvfb x(640, 480);
+  x_observer obs(x.display());
+  xterm_window term(x.display(), "cu-bad-term", 10, 10);
+  const area before = x_area(obs, term.top_level());
+  server_process s(x.display(), kWindowsOn);
+  for (const char* bad : {R"({})", R"({"window":""})", R"({"window":"0"})",
+                          R"({"window":"0xZZ"})", R"({"window":"0x20000000"})",
+                          R"({"window":12})", R"({"window":"-5"})"}) {
+    CAPTURE(bad);
+    CHECK(contains(error_text(s, "close_window", bad), "Invalid argument \"window\""));
+    CHECK(contains(error_text(s, "set_window_geometry", bad), "\"window\""));
+  }
+  const std::string root = window_args(obs.root());
+  CHECK(contains(error_text(s, "close_window", root), "list_windows gives the ids"));
+  CHECK(contains(error_text(s, "set_window_geometry", window_args(term.top_level())),
+                 "needs at least one of"));
+  CHECK(contains(error_text(s, "set_window_geometry", window_args(term.top_level(), R"("width":0)")),
+                 "Invalid argument \"width\""));
+  CHECK(contains(error_text(s, "set_window_geometry",
+                            window_args(term.top_level(), R"("x":1,"units":"inches")")),
+                 "Invalid argument \"units\""));
+  CHECK(contains(error_text(s, "set_window_state", window_args(term.top_level(), R"("state":"tiny")")),
+                 "Invalid argument \"state\""));
+  CHECK(contains(error_text(s, "set_window_state",
+                            window_args(term.top_level(), R"("state":"normal","enable":false)")),
+                 "Invalid argument \"enable\""));
+  CHECK(contains(error_text(s, "focus_window", R"({})"), "exactly one of"));
+  CHECK(contains(error_text(s, "focus_window", window_args(term.top_level(), R"("app":"xterm")")),
+                 "exactly one of"));
+  CHECK(contains(error_text(s, "focus_window", R"({"app":"no-such-app-here"})"),
+                 "no window matches"));
+  CHECK(contains(error_text(s, "list_windows", R"({"app":5})"), "Invalid argument \"app\""));
+  CHECK(x_area(obs, term.top_level()) == before);
+  CHECK(obs.viewable(term.top_level()));
+}
