@@ -22,6 +22,7 @@
 
 #include "input/guard.h"
 #include "protocol/server.h"
+#include "tools/registry.h"
 #include "util/config.h"
 #include "util/log.h"
 
@@ -103,6 +104,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_cfg.type_delay_ms = 0;
   g_cfg.input_guard = false;
   g_cfg.level = cu::log_level::error;
+  g_cfg.toolsets_on = cu::every_toolset();  // Every tool is fuzzed.
   cu::set_log_level(g_cfg.level);
 
   cu_fuzz::the_grammar();  // Reads the schemas now, not inside the first mutation.

@@ -53,6 +53,10 @@ constexpr sv kApps[] = {"xclock", "xterm", "firefox", "Firefox", "org.gnome.Term
                         "/bin/sh", "/usr/bin/xclock", "../x", "sh -c true", "", "xclock --help",
                         "a", "\xc3\xa9", "\\u0000", "*", ".", "..", "~", "$HOME",
                         "XTerm", "code", "libreoffice --writer"};
+// Window ids: plausible ones (no X connection here, so none exists), and
+// what the id parser must refuse.
+constexpr sv kWindows[] = {"0x400001", "0x1", "1", "0x1fffffff", "0x20000000", "0", "0x",
+                           "-1", "0x1a00022 ", "4194305", "99999999999", "0xZZ", ""};
 constexpr sv kDisplays[] = {"fuzz", "auto", "0", "1", "-1", "2", "99999999999999999999",
                             ":0", ":10", "HDMI-1", "primary", "DP-1", "", "screen", "1.5"};
 constexpr sv kVersions[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
@@ -97,11 +101,19 @@ std::string fmt_double(double d) {
 
 grammar::grammar() {
   simdjson::dom::parser parser;
-  for (const cu::tool_def& t : cu::computer_tools()) {
+  // Every toolset's tools, with their schemas as tools/list gives them when
+  // all are on (as the fuzzed server runs).
+  std::vector<const cu::tool_def*> all;
+  for (const cu::toolset_def& set : cu::all_toolsets()) {
+    for (const cu::tool_def& t : set.tools) all.push_back(&t);
+  }
+  for (const cu::tool_def* tp : all) {
+    const cu::tool_def& t = *tp;
     tool_schema ts;
     ts.name = std::string(t.name);
+    const std::string text = cu::input_schema_of(t, cu::every_toolset());
     simdjson::dom::element schema;
-    if (parser.parse(t.input_schema.data(), t.input_schema.size()).get(schema) != simdjson::SUCCESS) {
+    if (parser.parse(text.data(), text.size()).get(schema) != simdjson::SUCCESS) {
       fprintf(stderr, "fuzz: the input schema of %s does not parse\n", ts.name.c_str());
       abort();
     }
@@ -193,6 +205,7 @@ jvalue grammar::string_value(rng& r, std::string_view hint, size_t budget) {
   if (hint == "modifiers") return jvalue::string_text(std::string(one_of(r, kModifiers)));
   if (hint == "app") return jvalue::string_text(std::string(one_of(r, kApps)));
   if (hint == "display") return jvalue::string_text(std::string(one_of(r, kDisplays)));
+  if (hint == "window") return jvalue::string_text(std::string(one_of(r, kWindows)));
   if (hint == "tool") {
     if (chance(r, 0.9)) return jvalue::string(random_tool(r).name);
     static constexpr sv kOdd[] = {"", "Screenshot", "screenshot ", "computer", "bash",
