@@ -415,6 +415,172 @@ TEST_CASE("missing application directories are no error") {
   CHECK(cu::find_launchable("x", f.env));
 }
 
+// ---------------------------------------------------------------------------
+// Terminal=, Path=, StartupWMClass=, NoDisplay= and prepare_launch
+
+TEST_CASE("the launcher keys are read raw from the main group only") {
+  temp_dir dir;
+  write_file(dir / "e.desktop",
+             "[Desktop Entry]\n"
+             "Type=Application\n"
+             "Exec=vim %F\n"
+             "Terminal = true\n"
+             "Path=/srv/my\\sdir\n"
+             "StartupWMClass=MyApp\n"
+             "NoDisplay=true\n"
+             "Terminal=false\n"
+             "[Desktop Action other]\n"
+             "Path=/elsewhere\n");
+  auto e = cu::read_desktop_entry(dir / "e.desktop");
+  REQUIRE(e);
+  CHECK(e->terminal == "true");  // The first occurrence counts.
+  CHECK(e->path == "/srv/my\\sdir");
+  CHECK(e->startup_wm_class == "MyApp");
+  CHECK(e->no_display == "true");
+  CHECK(cu::is_true(e->terminal));
+  CHECK_FALSE(cu::is_true(std::optional<std::string>("True")));
+  CHECK_FALSE(cu::is_true(std::nullopt));
+}
+
+TEST_CASE("an entry's Terminal, Path and StartupWMClass reach the launch spec, unescaped") {
+  launch_fixture f;
+  write_file(f.apps1() + "/editor.desktop",
+             entry("Type=Application\nExec=tool %F\nTerminal=true\nPath=/srv/my\\sdir\n"
+                   "StartupWMClass=My\\sEditor\n"));
+  write_file(f.apps1() + "/plain.desktop", entry("Type=Application\nExec=tool\nTerminal=false\n"));
+  auto editor = cu::find_launchable("editor", f.env);
+  REQUIRE(editor);
+  CHECK(editor->argv == strings{f.tool()});
+  CHECK(editor->terminal);
+  CHECK(editor->working_dir == "/srv/my dir");
+  CHECK(editor->startup_wm_class == "My Editor");
+  auto plain = cu::find_launchable("plain", f.env);
+  REQUIRE(plain);
+  CHECK_FALSE(plain->terminal);
+  CHECK(plain->working_dir.empty());
+  CHECK(plain->startup_wm_class.empty());
+  auto on_path = cu::find_launchable("tool", f.env);
+  REQUIRE(on_path);
+  CHECK_FALSE(on_path->terminal);
+  CHECK(on_path->working_dir.empty());
+}
+
+TEST_CASE("a NoDisplay entry is found by its file name but never by its Name") {
+  launch_fixture f;
+  // apps1 comes first, and "a-helper" sorts first: by Name it would win.
+  write_file(f.apps1() + "/a-helper.desktop",
+             entry("Type=Application\nName=Viewer\nNoDisplay=true\nExec=tool helper\n"));
+  write_file(f.apps2() + "/z-viewer.desktop", entry("Type=Application\nName=Viewer\nExec=tool app\n"));
+  auto by_name = cu::find_launchable("viewer", f.env);
+  REQUIRE(by_name);
+  CHECK(by_name->argv == strings{f.tool(), "app"});
+  auto by_file = cu::find_launchable("a-helper", f.env);
+  REQUIRE(by_file);
+  CHECK(by_file->argv == strings{f.tool(), "helper"});
+
+  write_file(f.apps1() + "/only-hidden.desktop",
+             entry("Type=Application\nName=Lonely\nNoDisplay=true\nExec=tool\n"));
+  CHECK_FALSE(cu::find_launchable("lonely", f.env));
+  CHECK(cu::find_launchable("only-hidden", f.env));
+}
+
+TEST_CASE("x-terminal-emulator is the terminal of choice, then xterm, then rxvt's") {
+  launch_fixture f;
+  CHECK_FALSE(cu::find_terminal_emulator(f.env.path));
+  write_file(f.bin() + "/rxvt", "#!/bin/sh\n", 0755);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/rxvt");
+  write_file(f.bin() + "/urxvt", "#!/bin/sh\n", 0755);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/urxvt");
+  write_file(f.bin() + "/xterm", "#!/bin/sh\n", 0755);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/xterm");
+  // Not executable: passed over.
+  write_file(f.bin() + "/x-terminal-emulator", "#!/bin/sh\n", 0644);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/xterm");
+  REQUIRE(chmod((f.bin() + "/x-terminal-emulator").c_str(), 0755) == 0);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/x-terminal-emulator");
+}
+
+TEST_CASE("a Terminal=true entry runs as the emulator's -e argument, in its Path directory") {
+  launch_fixture f;
+  write_file(f.bin() + "/xterm", "#!/bin/sh\n", 0755);
+  make_dir(f.root / "work");
+  write_file(f.apps1() + "/editor.desktop",
+             entry("Type=Application\nExec=tool --edit \"a file\" %F\nTerminal=true\nPath=" +
+                   (f.root / "work") + "\n"));
+  auto spec = cu::find_launchable("editor", f.env);
+  REQUIRE(spec);
+  auto command = cu::prepare_launch(*spec, f.env);
+  REQUIRE(command.ok());
+  CHECK(command->argv == strings{f.bin() + "/xterm", "-e", f.tool(), "--edit", "a file"});
+  CHECK(command->terminal == f.bin() + "/xterm");
+  CHECK(command->working_dir == f.root / "work");
+}
+
+TEST_CASE("a program without Terminal runs bare, in the server's directory unless Path says") {
+  launch_fixture f;
+  write_file(f.bin() + "/xterm", "#!/bin/sh\n", 0755);
+  auto spec = cu::find_launchable("tool", f.env);
+  REQUIRE(spec);
+  auto command = cu::prepare_launch(*spec, f.env);
+  REQUIRE(command.ok());
+  CHECK(command->argv == strings{f.tool()});
+  CHECK(command->terminal.empty());
+  CHECK(command->working_dir.empty());
+
+  spec->working_dir = "/";
+  command = cu::prepare_launch(*spec, f.env);
+  REQUIRE(command.ok());
+  CHECK(command->argv == strings{f.tool()});
+  CHECK(command->working_dir == "/");
+}
+
+TEST_CASE("Terminal=true with no terminal emulator on PATH fails naming what to install") {
+  launch_fixture f;
+  write_file(f.apps1() + "/editor.desktop", entry("Type=Application\nExec=tool\nTerminal=true\n"));
+  auto spec = cu::find_launchable("editor", f.env);
+  REQUIRE(spec);
+  auto command = cu::prepare_launch(*spec, f.env);
+  REQUIRE_FALSE(command.ok());
+  CHECK(command.err().code == cu::errc::not_available);
+  CHECK(command.err().message ==
+        f.apps1() + "/editor.desktop says Terminal=true, but no terminal emulator is on PATH "
+                    "(tried x-terminal-emulator, xterm, urxvt, rxvt); install one, e.g. xterm "
+                    "(apt-get install xterm); nothing was started");
+}
+
+TEST_CASE("a Path that is missing, relative, a file or not enterable fails before anything runs") {
+  launch_fixture f;
+  cu::launch_spec spec;
+  spec.argv = {f.tool()};
+  spec.source = "/apps/x.desktop";
+  auto failure = [&](const std::string& dir) {
+    spec.working_dir = dir;
+    auto command = cu::prepare_launch(spec, f.env);
+    INFO("Path=" << dir);
+    REQUIRE_FALSE(command.ok());
+    CHECK(command.err().code == cu::errc::io);
+    return command.err().message;
+  };
+  CHECK(failure(f.root / "nonexistent") ==
+        "/apps/x.desktop sets Path=" + (f.root / "nonexistent") +
+            ", which cannot be the working directory (No such file or directory); nothing was "
+            "started");
+  CHECK(failure("relative/dir") ==
+        "/apps/x.desktop sets Path=relative/dir, which cannot be the working directory (it is "
+        "not an absolute path); nothing was started");
+  CHECK(failure(f.tool()) ==
+        "/apps/x.desktop sets Path=" + f.tool() +
+            ", which cannot be the working directory (it is not a directory); nothing was "
+            "started");
+  if (geteuid() != 0) {  // root enters any directory.
+    make_dir(f.root / "locked");
+    REQUIRE(chmod((f.root / "locked").c_str(), 0600) == 0);
+    CHECK(failure(f.root / "locked") ==
+          "/apps/x.desktop sets Path=" + (f.root / "locked") +
+              ", which cannot be the working directory (Permission denied); nothing was started");
+  }
+}
+
 TEST_CASE("the environment gives PATH and the XDG application directories in order") {
   scoped_env env;
   env.set("PATH", "/p1:/p2");
