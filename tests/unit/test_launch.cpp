@@ -708,3 +708,110 @@ TEST_CASE("spawning refuses an empty argv or a relative program") {
   REQUIRE_FALSE(nul.ok());
   CHECK(nul.err().code == cu::errc::invalid_argument);
 }
+
+TEST_CASE("a detached program runs in the working directory it is given") {
+  temp_dir dir;
+  make_dir(dir / "work dir");
+  std::string out = dir / "cwd";
+  auto spawned = cu::spawn_detached(
+      {"/bin/sh", "-c", "pwd > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"", "sh", out},
+      cu::spawn_options{dir / "work dir"});
+  REQUIRE(spawned.ok());
+  REQUIRE(eventually([&] { return access(out.c_str(), F_OK) == 0; }));
+  CHECK(read_text(out) == dir / "work dir" + "\n");
+}
+
+TEST_CASE("a working directory that cannot be entered is an io error naming it, and nothing runs") {
+  temp_dir dir;
+  std::string marker = dir / "ran";
+  auto spawned = cu::spawn_detached({"/bin/sh", "-c", "touch \"$1\"", "sh", marker},
+                                    cu::spawn_options{dir / "missing"});
+  REQUIRE_FALSE(spawned.ok());
+  CHECK(spawned.err().code == cu::errc::io);
+  CHECK(spawned.err().message ==
+        "cannot start /bin/sh: cannot change to " + (dir / "missing") + ": No such file or directory");
+  CHECK(access(marker.c_str(), F_OK) != 0);
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+}
+
+// ---------------------------------------------------------------------------
+// spawn_watched
+
+// Polls a watch until it reports an exit or five seconds pass.
+std::optional<int> wait_exit_status(cu::launched_program& p) {
+  std::optional<int> status;
+  eventually([&] { return (status = p.exit_status()).has_value(); });
+  return status;
+}
+
+TEST_CASE("a watched program's exit status is reported, and ending the watch reaps the watcher") {
+  auto spawned = cu::spawn_watched({"/bin/sh", "-c", "exit 3"});
+  REQUIRE(spawned.ok());
+  std::optional<int> status = wait_exit_status(*spawned);
+  REQUIRE(status);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 3);
+  CHECK(spawned->exit_status() == status);  // It stays known.
+  spawned->release();
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
+}
+
+TEST_CASE("a watched program killed by a signal reports the signal") {
+  auto spawned = cu::spawn_watched({"/bin/sh", "-c", "kill -TERM $$"});
+  REQUIRE(spawned.ok());
+  std::optional<int> status = wait_exit_status(*spawned);
+  REQUIRE(status);
+  CHECK(WIFSIGNALED(*status));
+  CHECK(WTERMSIG(*status) == SIGTERM);
+}
+
+TEST_CASE("a watched program that runs on is its watcher's child, holding nothing of ours, until released") {
+  temp_dir dir;
+  write_file(dir / "leak", "x");
+  int opened = open((dir / "leak").c_str(), O_RDONLY);
+  REQUIRE(opened >= 0);
+  int leak = fcntl(opened, F_DUPFD, 20);
+  close(opened);
+  auto spawned = cu::spawn_watched({"/bin/sleep", "30"});
+  close(leak);
+  REQUIRE(spawned.ok());
+  pid_t pid = spawned->pid();
+  killer k{pid};
+  CHECK_FALSE(spawned->exit_status());
+
+  // The watcher is our child and the program's parent; it keeps only its
+  // pidfd and its end of the socket, none of the server's descriptors.
+  pid_t watcher = stat_of(pid).ppid;
+  REQUIRE(watcher != getpid());
+  CHECK(stat_of(watcher).ppid == getpid());
+  std::vector<std::string> targets;
+  REQUIRE(eventually([&] {
+    targets.clear();
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(watcher) +
+                                                             "/fd")) {
+      targets.push_back(std::filesystem::read_symlink(e.path()).string());
+    }
+    return targets.size() == 2;
+  }));
+  std::sort(targets.begin(), targets.end());
+  // "anon_inode:[pidfd]", or "pidfd:[N]" from Linux 6.9 on.
+  CHECK(targets[0].find("pidfd") != std::string::npos);
+  CHECK(targets[1].rfind("socket:", 0) == 0);
+
+  spawned->release();
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
+  // The program carries on, detached.
+  CHECK(kill(pid, 0) == 0);
+  CHECK(stat_of(pid).ppid != watcher);
+  CHECK_FALSE(spawned->exit_status());
+}
+
+TEST_CASE("a watched program that cannot be executed is an io error, and its watcher is reaped") {
+  auto missing = cu::spawn_watched({"/nonexistent/cu-test-program"});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.err().message ==
+        "cannot start /nonexistent/cu-test-program: No such file or directory");
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+}
