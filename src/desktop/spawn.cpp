@@ -355,8 +355,9 @@ std::optional<int> launched_program::exit_status() {
   // between two processes delivers it whole; anything else (end of file,
   // an error) means it watches no more.
   if (n == ssize_t(sizeof message) && message[0] == kExited) status_ = message[1];
-  close(socket_);
-  socket_ = -1;
+  // Either way the watcher is done: reap it now rather than leave a zombie
+  // until the watch is released.
+  release();
   return status_;
 }
 

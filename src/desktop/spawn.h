@@ -50,7 +50,8 @@ class launched_program {
   // The program's wait status (as waitpid gives it) once it has exited
   // while watched; nothing while it runs, and nothing ever when the watch
   // could not be set up (a kernel without pidfd_open, before 5.3) or was
-  // released. Never blocks.
+  // released. Never blocks. Once the watcher has reported (or gone), the
+  // watch is released here.
   std::optional<int> exit_status();
 
   // Ends the watch: the watcher is killed and reaped here (it has nothing
