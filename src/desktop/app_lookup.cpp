@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <unordered_set>
 
 #include "desktop/desktop_entry.h"
 #include "util/ascii.h"
+#include "util/str_cat.h"
 
 namespace cu {
 namespace {
@@ -73,12 +76,13 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
-// The argv for a usable entry, or nothing when the spec or our rules say it
-// must not be run.
-std::optional<std::vector<std::string>> entry_argv(const desktop_entry& entry,
-                                                   const std::string& path) {
+// What a usable entry starts, or nothing when the spec or our rules say it
+// must not be run. Terminal= and Path= are only recorded here;
+// prepare_launch acts on them.
+std::optional<launch_spec> entry_spec(const desktop_entry& entry, const std::string& file,
+                                      const std::string& path) {
   if (entry.type != "Application" || !entry.exec) return std::nullopt;
-  if (entry.hidden == "true") return std::nullopt;
+  if (is_true(entry.hidden)) return std::nullopt;
   if (entry.try_exec && !resolve_program(unescape_value(*entry.try_exec), path)) {
     return std::nullopt;
   }
@@ -87,7 +91,13 @@ std::optional<std::vector<std::string>> entry_argv(const desktop_entry& entry,
   auto program = resolve_program(argv->front(), path);
   if (!program) return std::nullopt;
   argv->front() = std::move(*program);
-  return std::move(*argv);
+  launch_spec spec;
+  spec.argv = std::move(*argv);
+  spec.source = file;
+  spec.terminal = is_true(entry.terminal);
+  if (entry.path) spec.working_dir = unescape_value(*entry.path);
+  if (entry.startup_wm_class) spec.startup_wm_class = unescape_value(*entry.startup_wm_class);
+  return spec;
 }
 
 }  // namespace
@@ -134,7 +144,10 @@ std::optional<launch_spec> find_launchable(std::string_view app, const launch_en
   }
 
   if (auto program = search_path(app, env.path)) {
-    return launch_spec{{std::move(*program)}, "PATH"};
+    launch_spec spec;
+    spec.argv = {std::move(*program)};
+    spec.source = "PATH";
+    return spec;
   }
 
   // Each desktop file ID once, from the highest-priority directory holding
@@ -155,14 +168,72 @@ std::optional<launch_spec> find_launchable(std::string_view app, const launch_en
     if (!iequals(file_name(file), wanted_file)) continue;
     auto entry = read_desktop_entry(file);
     if (!entry) continue;
-    if (auto argv = entry_argv(*entry, env.path)) return launch_spec{std::move(*argv), file};
+    if (auto spec = entry_spec(*entry, file, env.path)) return spec;
   }
+  // A NoDisplay entry is a helper (a handler for a MIME type, a settings
+  // panel) that menus do not show; its Name is not what anyone calls an
+  // application by, so only its file name finds it.
   for (const std::string& file : files) {
     auto entry = read_desktop_entry(file);
-    if (!entry || !entry->name || !iequals(unescape_value(*entry->name), app)) continue;
-    if (auto argv = entry_argv(*entry, env.path)) return launch_spec{std::move(*argv), file};
+    if (!entry || !entry->name || is_true(entry->no_display) ||
+        !iequals(unescape_value(*entry->name), app)) {
+      continue;
+    }
+    if (auto spec = entry_spec(*entry, file, env.path)) return spec;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> find_terminal_emulator(const std::string& path) {
+  for (std::string_view name : kTerminalEmulators) {
+    if (auto program = search_path(name, path)) return program;
+  }
+  return std::nullopt;
+}
+
+result<launch_command> prepare_launch(const launch_spec& spec, const launch_env& env) {
+  launch_command command;
+  if (!spec.working_dir.empty()) {
+    // Checked here so that an unusable directory is a clear answer before
+    // anything runs; spawn checks again (its chdir) in case it went away.
+    struct stat st;
+    const char* why = nullptr;
+    if (spec.working_dir[0] != '/') {
+      why = "it is not an absolute path";
+    } else if (stat(spec.working_dir.c_str(), &st) != 0) {
+      why = strerror(errno);
+    } else if (!S_ISDIR(st.st_mode)) {
+      why = "it is not a directory";
+    } else if (access(spec.working_dir.c_str(), X_OK) != 0) {
+      why = strerror(errno);
+    }
+    if (why != nullptr) {
+      return make_error(errc::io, str_cat(spec.source, " sets Path=", spec.working_dir,
+                                          ", which cannot be the working directory (", why,
+                                          "); nothing was started"));
+    }
+    command.working_dir = spec.working_dir;
+  }
+  if (!spec.terminal) {
+    command.argv = spec.argv;
+    return command;
+  }
+  auto emulator = find_terminal_emulator(env.path);
+  if (!emulator) {
+    std::string tried;
+    for (std::string_view name : kTerminalEmulators) {
+      tried.append(tried.empty() ? "" : ", ").append(name);
+    }
+    return make_error(errc::not_available,
+                      str_cat(spec.source, " says Terminal=true, but no terminal emulator is on "
+                                           "PATH (tried ", tried,
+                              "); install one, e.g. xterm (apt-get install xterm); nothing "
+                              "was started"));
+  }
+  command.terminal = *emulator;
+  command.argv = {*emulator, "-e"};
+  command.argv.insert(command.argv.end(), spec.argv.begin(), spec.argv.end());
+  return command;
 }
 
 }  // namespace cu

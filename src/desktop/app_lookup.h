@@ -1,9 +1,12 @@
 // Owns: finding what open_application starts when no window matches: an
 // executable on PATH, else a usable desktop entry in the XDG application
-// directories (desktop_entry.h reads those; spawn.h starts the result).
+// directories (desktop_entry.h reads those; spawn.h starts the result);
+// and turning what was found into the command that runs: inside a terminal
+// emulator for Terminal=true, in the entry's Path= directory.
 // Thread affinity: any thread; it only reads the file system.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,10 +16,21 @@
 
 namespace cu {
 
-// What to start, and where it was found.
+// What to start, and where it was found. The last three come from a
+// desktop entry; a program found on PATH leaves them empty.
 struct launch_spec {
   std::vector<std::string> argv;  // argv[0] is an absolute path to an executable file.
   std::string source;             // "PATH", or the path of the .desktop file used.
+  bool terminal = false;          // Terminal=true: run it inside a terminal emulator.
+  std::string working_dir;        // Path= (unescaped): the directory to run it in.
+  std::string startup_wm_class;   // StartupWMClass= (unescaped): its windows' WM_CLASS.
+};
+
+// What spawn runs for a launch_spec.
+struct launch_command {
+  std::vector<std::string> argv;  // The program's, or the emulator's: {emulator, "-e", program...}.
+  std::string working_dir;        // Empty: the server's own working directory.
+  std::string terminal;           // The emulator's path; empty when the program runs bare.
 };
 
 // Where find_launchable looks. Tests build one by hand; the server reads it
@@ -52,6 +66,29 @@ bool is_executable_file(const std::string& path);
 //     Hidden=true, a valid Exec whose program resolves (through PATH when it
 //     has no '/') to an executable, and, if it has TryExec, a TryExec that
 //     resolves the same way. Within a directory, files are tried in name order.
+//     A NoDisplay=true entry (hidden from menus, typically a helper) is
+//     found by its file name only, never by Name=, so it cannot shadow a
+//     visible application of the same Name further down the list.
 std::optional<launch_spec> find_launchable(std::string_view app, const launch_env& env);
+
+// The terminal emulators tried for Terminal=true, in order, the way Debian
+// desktops choose: x-terminal-emulator (the alternative the system
+// administrator sets with update-alternatives), then xterm, then rxvt-unicode
+// and rxvt. Each takes "-e program args..." as its last option (Debian
+// policy 11.8.3 requires it of every x-terminal-emulator).
+inline constexpr std::array<std::string_view, 4> kTerminalEmulators = {
+    "x-terminal-emulator", "xterm", "urxvt", "rxvt"};
+
+// The first of kTerminalEmulators that is an executable on path (a PATH-like
+// list; empty and relative entries are skipped), as an absolute path.
+std::optional<std::string> find_terminal_emulator(const std::string& path);
+
+// The command that starts spec: spec.argv itself, or, for Terminal=true, the
+// terminal emulator found on env.path with "-e" and spec.argv after it; run
+// in spec.working_dir when set. Starts nothing. Fails, so that nothing is
+// started, with not_available naming what to install when Terminal=true and
+// no emulator is on PATH, and with io when Path= is not an absolute path to
+// a directory this process may enter.
+result<launch_command> prepare_launch(const launch_spec& spec, const launch_env& env);
 
 }  // namespace cu

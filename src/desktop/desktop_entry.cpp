@@ -76,6 +76,10 @@ std::optional<desktop_entry> read_desktop_entry(const std::string& file) {
     else if (key == "Exec") set(entry.exec);
     else if (key == "TryExec") set(entry.try_exec);
     else if (key == "Hidden") set(entry.hidden);
+    else if (key == "NoDisplay") set(entry.no_display);
+    else if (key == "Terminal") set(entry.terminal);
+    else if (key == "Path") set(entry.path);
+    else if (key == "StartupWMClass") set(entry.startup_wm_class);
   }
   return entry;
 }

@@ -17,7 +17,15 @@ namespace cu {
 // escaped); localized variants such as Name[de] are not these keys.
 struct desktop_entry {
   std::optional<std::string> type, name, exec, try_exec, hidden;
+  std::optional<std::string> no_display;        // NoDisplay: hidden from menus, still launchable.
+  std::optional<std::string> terminal;          // Terminal: run inside a terminal emulator.
+  std::optional<std::string> path;              // Path: the working directory.
+  std::optional<std::string> startup_wm_class;  // StartupWMClass: its windows' WM_CLASS.
 };
+
+// A boolean key's value as the spec spells true; anything else (absent,
+// "false", a typo) is false.
+inline bool is_true(const std::optional<std::string>& value) { return value == "true"; }
 
 // The entry's keys; nothing when file is not a readable regular file of a
 // sensible size (at most 1 MiB).

@@ -1,13 +1,18 @@
 // open_application as a desktop-thread operation: focus the window that
-// matches, or start the program and wait for its window to appear.
+// matches, or start the program and wait for its window to appear (or for
+// it to exit first, which ends the wait at once).
+#include <sys/wait.h>
 #include <xcb/xcb.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/json_writer.h"
 #include "desktop/app_lookup.h"
 #include "desktop/desktop_op.h"
 #include "desktop/spawn.h"
+#include "util/ascii.h"
 #include "util/str_cat.h"
 #include "x11/windows.h"
 
@@ -21,8 +26,25 @@ constexpr auto kLaunchPatience = 10s;
 // How long a window manager has to make a window active.
 constexpr auto kActivatePatience = 2s;
 // While waiting for a launched program's window, look again this often
-// even without an event (a window may get its WM_CLASS after mapping).
+// even without an event (a window may get its WM_CLASS after mapping), and
+// ask whether the program has exited.
 constexpr auto kRescan = 100ms;
+// A program that exits with status 0 before showing a window may have
+// handed over to another process (a launcher script that backgrounds the
+// real program, a single-instance application passing the request to the
+// copy that runs): its window may still come, found by name, for this long.
+// With StartupWMClass the entry says which window to expect, and the whole
+// kLaunchPatience applies.
+constexpr auto kHandOverPatience = 2s;
+
+// "exited with status 1", "was killed by signal 9".
+std::string exit_text(int status) {
+  if (WIFEXITED(status)) return str_cat("exited with status ", std::to_string(WEXITSTATUS(status)));
+  if (WIFSIGNALED(status)) {
+    return str_cat("was killed by signal ", std::to_string(WTERMSIG(status)));
+  }
+  return str_cat("ended (wait status ", std::to_string(status), ")");
+}
 
 class open_application final : public desktop_op {
  public:
@@ -31,15 +53,23 @@ class open_application final : public desktop_op {
   std::optional<desktop_result> start(desktop_context& d) override {
     auto windows = list_client_windows(d.conn, *d.atoms, d.root);
     if (auto w = match_window(windows, app_)) return activate(d, *w);
-    auto spec = find_launchable(app_, launch_env::from_environment());
+    const launch_env env = launch_env::from_environment();
+    auto spec = find_launchable(app_, env);
     if (!spec) {
       return answer(false, str_cat("no window matches \"", app_,
                                    "\" and no executable or desktop entry of that name was found"));
     }
-    auto pid = spawn_detached(spec->argv);
-    if (!pid) return desktop_result{tool_result::failure(pid.err().message), {}};
-    pid_ = *pid;
+    auto command = prepare_launch(*spec, env);
+    if (!command) return desktop_result{tool_result::failure(command.err().message), {}};
+    auto program = spawn_watched(command->argv, spawn_options{command->working_dir});
+    if (!program) return desktop_result{tool_result::failure(program.err().message), {}};
+    program_ = std::move(*program);
+    pid_ = program_.pid();
     launched_ = true;
+    in_terminal_ = !command->terminal.empty();
+    program_path_ = command->argv.front();
+    startup_wm_class_ = spec->startup_wm_class;
+    for (const window_info& w : windows) there_before_.push_back(w.id);
     give_up_ = desktop_clock::now() + kLaunchPatience;
     wake_at = desktop_clock::now() + kRescan;
     return std::nullopt;
@@ -70,23 +100,65 @@ class open_application final : public desktop_op {
                                      seconds_text(kActivatePatience), " s"));
     }
     if (auto r = look(d)) return r;
-    if (desktop_clock::now() >= give_up_) {
+    const auto now = desktop_clock::now();
+    if (!exit_status_) {
+      exit_status_ = program_.exit_status();
+      if (exit_status_) {
+        if (*exit_status_ != 0) return exited_answer();
+        if (startup_wm_class_.empty()) give_up_ = std::min(give_up_, now + kHandOverPatience);
+        // A hand-over may have gone to a copy already running: its window,
+        // there before the launch, now counts too. Look again at once.
+        if (auto r = look(d)) return r;
+      }
+    }
+    if (now >= give_up_) {
+      if (exit_status_) return exited_answer();
       return answer(false, str_cat("started pid ", std::to_string(pid_),
                                    " but no window of it appeared within ",
                                    seconds_text(kLaunchPatience), " s"));
     }
-    wake_at = desktop_clock::now() + kRescan;
+    wake_at = now + kRescan;
     return std::nullopt;
   }
 
  private:
-  // A launched program's window: the one carrying its pid, else the one
-  // its name matches; only once it can take the focus.
+  // The program ended before any window of it was found.
+  desktop_result exited_answer() {
+    std::string note = str_cat("started ", program_path_, " (pid ", std::to_string(pid_),
+                               ") but it ", exit_text(*exit_status_),
+                               " before any window of it appeared");
+    if (*exit_status_ != 0 && !in_terminal_) {
+      // The usual cause: a terminal program (an editor, a shell tool) run
+      // with /dev/null for a terminal gives up at once.
+      note += "; if it needs a terminal, start it through a desktop entry with Terminal=true "
+              "or inside a terminal emulator";
+    }
+    return answer(false, note);
+  }
+
+  // A launched program's window: the one carrying its pid, else (with
+  // StartupWMClass) a new one of that WM_CLASS, or after a clean exit an
+  // older one, else the one its name matches; only once it is viewable.
+  // Within each kind the topmost wins.
   std::optional<desktop_result> look(desktop_context& d) {
     auto windows = list_client_windows(d.conn, *d.atoms, d.root);
     std::optional<window_info> found;
     for (const window_info& w : windows) {
       if (w.pid == uint32_t(pid_) && w.viewable) found = w;
+    }
+    if (!found && !startup_wm_class_.empty()) {
+      std::optional<window_info> newer, older;
+      for (const window_info& w : windows) {
+        if (!w.viewable ||
+            !(iequals(w.instance, startup_wm_class_) || iequals(w.cls, startup_wm_class_))) {
+          continue;
+        }
+        bool old = std::find(there_before_.begin(), there_before_.end(), w.id) !=
+                   there_before_.end();
+        (old ? older : newer) = w;
+      }
+      found = newer;
+      if (!found && exit_status_ == 0) found = older;
     }
     if (!found) {
       found = match_window(windows, app_);
@@ -134,6 +206,13 @@ class open_application final : public desktop_op {
   std::string via_;
   bool launched_ = false;
   pid_t pid_ = 0;
+  // The watch on the launched program; released when the operation ends.
+  launched_program program_;
+  std::optional<int> exit_status_;  // Once it has exited.
+  bool in_terminal_ = false;        // It runs inside a terminal emulator.
+  std::string program_path_;        // What was executed (the emulator, if any).
+  std::string startup_wm_class_;    // From its desktop entry.
+  std::vector<xcb_window_t> there_before_;  // Client windows before the launch.
   desktop_clock::time_point give_up_;
   xcb_window_t target_ = XCB_NONE;  // The window chosen.
   xcb_window_t window_ = XCB_NONE;  // Set while waiting for the WM.

@@ -415,6 +415,172 @@ TEST_CASE("missing application directories are no error") {
   CHECK(cu::find_launchable("x", f.env));
 }
 
+// ---------------------------------------------------------------------------
+// Terminal=, Path=, StartupWMClass=, NoDisplay= and prepare_launch
+
+TEST_CASE("the launcher keys are read raw from the main group only") {
+  temp_dir dir;
+  write_file(dir / "e.desktop",
+             "[Desktop Entry]\n"
+             "Type=Application\n"
+             "Exec=vim %F\n"
+             "Terminal = true\n"
+             "Path=/srv/my\\sdir\n"
+             "StartupWMClass=MyApp\n"
+             "NoDisplay=true\n"
+             "Terminal=false\n"
+             "[Desktop Action other]\n"
+             "Path=/elsewhere\n");
+  auto e = cu::read_desktop_entry(dir / "e.desktop");
+  REQUIRE(e);
+  CHECK(e->terminal == "true");  // The first occurrence counts.
+  CHECK(e->path == "/srv/my\\sdir");
+  CHECK(e->startup_wm_class == "MyApp");
+  CHECK(e->no_display == "true");
+  CHECK(cu::is_true(e->terminal));
+  CHECK_FALSE(cu::is_true(std::optional<std::string>("True")));
+  CHECK_FALSE(cu::is_true(std::nullopt));
+}
+
+TEST_CASE("an entry's Terminal, Path and StartupWMClass reach the launch spec, unescaped") {
+  launch_fixture f;
+  write_file(f.apps1() + "/editor.desktop",
+             entry("Type=Application\nExec=tool %F\nTerminal=true\nPath=/srv/my\\sdir\n"
+                   "StartupWMClass=My\\sEditor\n"));
+  write_file(f.apps1() + "/plain.desktop", entry("Type=Application\nExec=tool\nTerminal=false\n"));
+  auto editor = cu::find_launchable("editor", f.env);
+  REQUIRE(editor);
+  CHECK(editor->argv == strings{f.tool()});
+  CHECK(editor->terminal);
+  CHECK(editor->working_dir == "/srv/my dir");
+  CHECK(editor->startup_wm_class == "My Editor");
+  auto plain = cu::find_launchable("plain", f.env);
+  REQUIRE(plain);
+  CHECK_FALSE(plain->terminal);
+  CHECK(plain->working_dir.empty());
+  CHECK(plain->startup_wm_class.empty());
+  auto on_path = cu::find_launchable("tool", f.env);
+  REQUIRE(on_path);
+  CHECK_FALSE(on_path->terminal);
+  CHECK(on_path->working_dir.empty());
+}
+
+TEST_CASE("a NoDisplay entry is found by its file name but never by its Name") {
+  launch_fixture f;
+  // apps1 comes first, and "a-helper" sorts first: by Name it would win.
+  write_file(f.apps1() + "/a-helper.desktop",
+             entry("Type=Application\nName=Viewer\nNoDisplay=true\nExec=tool helper\n"));
+  write_file(f.apps2() + "/z-viewer.desktop", entry("Type=Application\nName=Viewer\nExec=tool app\n"));
+  auto by_name = cu::find_launchable("viewer", f.env);
+  REQUIRE(by_name);
+  CHECK(by_name->argv == strings{f.tool(), "app"});
+  auto by_file = cu::find_launchable("a-helper", f.env);
+  REQUIRE(by_file);
+  CHECK(by_file->argv == strings{f.tool(), "helper"});
+
+  write_file(f.apps1() + "/only-hidden.desktop",
+             entry("Type=Application\nName=Lonely\nNoDisplay=true\nExec=tool\n"));
+  CHECK_FALSE(cu::find_launchable("lonely", f.env));
+  CHECK(cu::find_launchable("only-hidden", f.env));
+}
+
+TEST_CASE("x-terminal-emulator is the terminal of choice, then xterm, then rxvt's") {
+  launch_fixture f;
+  CHECK_FALSE(cu::find_terminal_emulator(f.env.path));
+  write_file(f.bin() + "/rxvt", "#!/bin/sh\n", 0755);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/rxvt");
+  write_file(f.bin() + "/urxvt", "#!/bin/sh\n", 0755);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/urxvt");
+  write_file(f.bin() + "/xterm", "#!/bin/sh\n", 0755);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/xterm");
+  // Not executable: passed over.
+  write_file(f.bin() + "/x-terminal-emulator", "#!/bin/sh\n", 0644);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/xterm");
+  REQUIRE(chmod((f.bin() + "/x-terminal-emulator").c_str(), 0755) == 0);
+  CHECK(cu::find_terminal_emulator(f.env.path) == f.bin() + "/x-terminal-emulator");
+}
+
+TEST_CASE("a Terminal=true entry runs as the emulator's -e argument, in its Path directory") {
+  launch_fixture f;
+  write_file(f.bin() + "/xterm", "#!/bin/sh\n", 0755);
+  make_dir(f.root / "work");
+  write_file(f.apps1() + "/editor.desktop",
+             entry("Type=Application\nExec=tool --edit \"a file\" %F\nTerminal=true\nPath=" +
+                   (f.root / "work") + "\n"));
+  auto spec = cu::find_launchable("editor", f.env);
+  REQUIRE(spec);
+  auto command = cu::prepare_launch(*spec, f.env);
+  REQUIRE(command.ok());
+  CHECK(command->argv == strings{f.bin() + "/xterm", "-e", f.tool(), "--edit", "a file"});
+  CHECK(command->terminal == f.bin() + "/xterm");
+  CHECK(command->working_dir == f.root / "work");
+}
+
+TEST_CASE("a program without Terminal runs bare, in the server's directory unless Path says") {
+  launch_fixture f;
+  write_file(f.bin() + "/xterm", "#!/bin/sh\n", 0755);
+  auto spec = cu::find_launchable("tool", f.env);
+  REQUIRE(spec);
+  auto command = cu::prepare_launch(*spec, f.env);
+  REQUIRE(command.ok());
+  CHECK(command->argv == strings{f.tool()});
+  CHECK(command->terminal.empty());
+  CHECK(command->working_dir.empty());
+
+  spec->working_dir = "/";
+  command = cu::prepare_launch(*spec, f.env);
+  REQUIRE(command.ok());
+  CHECK(command->argv == strings{f.tool()});
+  CHECK(command->working_dir == "/");
+}
+
+TEST_CASE("Terminal=true with no terminal emulator on PATH fails naming what to install") {
+  launch_fixture f;
+  write_file(f.apps1() + "/editor.desktop", entry("Type=Application\nExec=tool\nTerminal=true\n"));
+  auto spec = cu::find_launchable("editor", f.env);
+  REQUIRE(spec);
+  auto command = cu::prepare_launch(*spec, f.env);
+  REQUIRE_FALSE(command.ok());
+  CHECK(command.err().code == cu::errc::not_available);
+  CHECK(command.err().message ==
+        f.apps1() + "/editor.desktop says Terminal=true, but no terminal emulator is on PATH "
+                    "(tried x-terminal-emulator, xterm, urxvt, rxvt); install one, e.g. xterm "
+                    "(apt-get install xterm); nothing was started");
+}
+
+TEST_CASE("a Path that is missing, relative, a file or not enterable fails before anything runs") {
+  launch_fixture f;
+  cu::launch_spec spec;
+  spec.argv = {f.tool()};
+  spec.source = "/apps/x.desktop";
+  auto failure = [&](const std::string& dir) {
+    spec.working_dir = dir;
+    auto command = cu::prepare_launch(spec, f.env);
+    INFO("Path=" << dir);
+    REQUIRE_FALSE(command.ok());
+    CHECK(command.err().code == cu::errc::io);
+    return command.err().message;
+  };
+  CHECK(failure(f.root / "nonexistent") ==
+        "/apps/x.desktop sets Path=" + (f.root / "nonexistent") +
+            ", which cannot be the working directory (No such file or directory); nothing was "
+            "started");
+  CHECK(failure("relative/dir") ==
+        "/apps/x.desktop sets Path=relative/dir, which cannot be the working directory (it is "
+        "not an absolute path); nothing was started");
+  CHECK(failure(f.tool()) ==
+        "/apps/x.desktop sets Path=" + f.tool() +
+            ", which cannot be the working directory (it is not a directory); nothing was "
+            "started");
+  if (geteuid() != 0) {  // root enters any directory.
+    make_dir(f.root / "locked");
+    REQUIRE(chmod((f.root / "locked").c_str(), 0600) == 0);
+    CHECK(failure(f.root / "locked") ==
+          "/apps/x.desktop sets Path=" + (f.root / "locked") +
+              ", which cannot be the working directory (Permission denied); nothing was started");
+  }
+}
+
 TEST_CASE("the environment gives PATH and the XDG application directories in order") {
   scoped_env env;
   env.set("PATH", "/p1:/p2");
@@ -541,4 +707,112 @@ TEST_CASE("spawning refuses an empty argv or a relative program") {
   auto nul = cu::spawn_detached({"/bin/true", std::string("a\0b", 3)});
   REQUIRE_FALSE(nul.ok());
   CHECK(nul.err().code == cu::errc::invalid_argument);
+}
+
+TEST_CASE("a detached program runs in the working directory it is given") {
+  temp_dir dir;
+  make_dir(dir / "work dir");
+  std::string out = dir / "cwd";
+  auto spawned = cu::spawn_detached(
+      {"/bin/sh", "-c", "pwd > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"", "sh", out},
+      cu::spawn_options{dir / "work dir"});
+  REQUIRE(spawned.ok());
+  REQUIRE(eventually([&] { return access(out.c_str(), F_OK) == 0; }));
+  CHECK(read_text(out) == dir / "work dir" + "\n");
+}
+
+TEST_CASE("a working directory that cannot be entered is an io error naming it, and nothing runs") {
+  temp_dir dir;
+  std::string marker = dir / "ran";
+  auto spawned = cu::spawn_detached({"/bin/sh", "-c", "touch \"$1\"", "sh", marker},
+                                    cu::spawn_options{dir / "missing"});
+  REQUIRE_FALSE(spawned.ok());
+  CHECK(spawned.err().code == cu::errc::io);
+  CHECK(spawned.err().message ==
+        "cannot start /bin/sh: cannot change to " + (dir / "missing") + ": No such file or directory");
+  CHECK(access(marker.c_str(), F_OK) != 0);
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+}
+
+// ---------------------------------------------------------------------------
+// spawn_watched
+
+// Polls a watch until it reports an exit or five seconds pass.
+std::optional<int> wait_exit_status(cu::launched_program& p) {
+  std::optional<int> status;
+  eventually([&] { return (status = p.exit_status()).has_value(); });
+  return status;
+}
+
+TEST_CASE("a watched program's exit status is reported, and its watcher is reaped then") {
+  auto spawned = cu::spawn_watched({"/bin/sh", "-c", "exit 3"});
+  REQUIRE(spawned.ok());
+  std::optional<int> status = wait_exit_status(*spawned);
+  REQUIRE(status);
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 3);
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
+  CHECK(spawned->exit_status() == status);  // It stays known.
+  spawned->release();
+  CHECK(spawned->exit_status() == status);
+}
+
+TEST_CASE("a watched program killed by a signal reports the signal") {
+  auto spawned = cu::spawn_watched({"/bin/sh", "-c", "kill -TERM $$"});
+  REQUIRE(spawned.ok());
+  std::optional<int> status = wait_exit_status(*spawned);
+  REQUIRE(status);
+  CHECK(WIFSIGNALED(*status));
+  CHECK(WTERMSIG(*status) == SIGTERM);
+}
+
+TEST_CASE("a watched program that runs on is its watcher's child, holding nothing of ours, until released") {
+  temp_dir dir;
+  write_file(dir / "leak", "x");
+  int opened = open((dir / "leak").c_str(), O_RDONLY);
+  REQUIRE(opened >= 0);
+  int leak = fcntl(opened, F_DUPFD, 20);
+  close(opened);
+  auto spawned = cu::spawn_watched({"/bin/sleep", "30"});
+  close(leak);
+  REQUIRE(spawned.ok());
+  pid_t pid = spawned->pid();
+  killer k{pid};
+  CHECK_FALSE(spawned->exit_status());
+
+  // The watcher is our child and the program's parent; it keeps only its
+  // pidfd and its end of the socket, none of the server's descriptors.
+  pid_t watcher = stat_of(pid).ppid;
+  REQUIRE(watcher != getpid());
+  CHECK(stat_of(watcher).ppid == getpid());
+  std::vector<std::string> targets;
+  REQUIRE(eventually([&] {
+    targets.clear();
+    for (const auto& e : std::filesystem::directory_iterator("/proc/" + std::to_string(watcher) +
+                                                             "/fd")) {
+      targets.push_back(std::filesystem::read_symlink(e.path()).string());
+    }
+    return targets.size() == 2;
+  }));
+  std::sort(targets.begin(), targets.end());
+  // "anon_inode:[pidfd]", or "pidfd:[N]" from Linux 6.9 on.
+  CHECK(targets[0].find("pidfd") != std::string::npos);
+  CHECK(targets[1].rfind("socket:", 0) == 0);
+
+  spawned->release();
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
+  // The program carries on, detached.
+  CHECK(kill(pid, 0) == 0);
+  CHECK(stat_of(pid).ppid != watcher);
+  CHECK_FALSE(spawned->exit_status());
+}
+
+TEST_CASE("a watched program that cannot be executed is an io error, and its watcher is reaped") {
+  auto missing = cu::spawn_watched({"/nonexistent/cu-test-program"});
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.err().message ==
+        "cannot start /nonexistent/cu-test-program: No such file or directory");
+  CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
 }
