@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/json_writer.h"
+#include "desktop/activation.h"
 #include "desktop/app_lookup.h"
 #include "desktop/desktop_op.h"
 #include "desktop/spawn.h"
@@ -23,8 +24,6 @@ using namespace std::chrono_literals;
 
 // How long a launched program has to show a window.
 constexpr auto kLaunchPatience = 10s;
-// How long a window manager has to make a window active.
-constexpr auto kActivatePatience = 2s;
 // While waiting for a launched program's window, look again this often
 // even without an event (a window may get its WM_CLASS after mapping), and
 // ask whether the program has exited.
@@ -78,14 +77,8 @@ class open_application final : public desktop_op {
   std::optional<desktop_result> on_event(desktop_context& d,
                                          const xcb_generic_event_t* ev) override {
     uint8_t type = event_type(ev);
-    if (window_ != XCB_NONE) {
-      // Waiting for the window manager to make our window active.
-      if (type == XCB_PROPERTY_NOTIFY &&
-          reinterpret_cast<const xcb_property_notify_event_t*>(ev)->atom ==
-              d.atoms->_NET_ACTIVE_WINDOW &&
-          active_window(d.conn, *d.atoms, d.root) == window_) {
-        return answer(true);
-      }
+    if (activation_.waiting()) {
+      if (auto done = activation_.on_event(d, ev)) return answer(done->focused, done->note);
       return std::nullopt;
     }
     if (launched_ && (type == XCB_MAP_NOTIFY || type == XCB_PROPERTY_NOTIFY)) return look(d);
@@ -93,11 +86,9 @@ class open_application final : public desktop_op {
   }
 
   std::optional<desktop_result> on_wake(desktop_context& d) override {
-    if (window_ != XCB_NONE) {
-      bool ok = active_window(d.conn, *d.atoms, d.root) == window_;
-      return answer(ok, ok ? std::string()
-                           : str_cat("the window manager did not activate the window within ",
-                                     seconds_text(kActivatePatience), " s"));
+    if (activation_.waiting()) {
+      auto done = activation_.on_wake(d);
+      return answer(done.focused, done.note);
     }
     if (auto r = look(d)) return r;
     const auto now = desktop_clock::now();
@@ -170,30 +161,16 @@ class open_application final : public desktop_op {
 
   std::optional<desktop_result> activate(desktop_context& d, const window_info& w) {
     target_ = w.id;
-    if (wm_supports_active_window(d.conn, *d.atoms, d.root)) {
-      via_ = "ewmh";
-      request_activation(d.conn, *d.atoms, d.root, w.id);
-      if (!w.takes_focus) {
-        // The manager raises it but, rightly, will not focus it.
-        return answer(false, "the window was raised; it does not take the keyboard focus "
-                             "(ICCCM input hint false)");
-      }
-      if (active_window(d.conn, *d.atoms, d.root) == w.id) return answer(true);
-      window_ = w.id;
-      wake_at = desktop_clock::now() + kActivatePatience;
-      return std::nullopt;
-    }
-    via_ = "x11";
-    bool focused = focus_directly(d.conn, w.id);
-    return answer(focused, focused ? std::string()
-                                   : "the window could not take the input focus (not viewable)");
+    auto done = activation_.start(d, w, wake_at);
+    if (done) return answer(done->focused, done->note);
+    return std::nullopt;
   }
 
   desktop_result answer(bool focused, const std::string& note = {}) {
     std::string out;
     json_writer j(out);
     j.begin_object().key("app").string(app_).key("focused").boolean(focused);
-    if (!via_.empty()) j.key("via").string(via_);
+    if (!activation_.via().empty()) j.key("via").string(activation_.via());
     if (!note.empty()) j.key("note").string(note);
     j.key("launched").boolean(launched_);
     if (target_ != XCB_NONE) j.key("window").string(window_id_text(target_));
@@ -203,7 +180,6 @@ class open_application final : public desktop_op {
   }
 
   std::string app_;
-  std::string via_;
   bool launched_ = false;
   pid_t pid_ = 0;
   // The watch on the launched program; released when the operation ends.
@@ -215,7 +191,7 @@ class open_application final : public desktop_op {
   std::vector<xcb_window_t> there_before_;  // Client windows before the launch.
   desktop_clock::time_point give_up_;
   xcb_window_t target_ = XCB_NONE;  // The window chosen.
-  xcb_window_t window_ = XCB_NONE;  // Set while waiting for the WM.
+  window_activation activation_;
 };
 
 }  // namespace

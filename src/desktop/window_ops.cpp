@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "core/json_writer.h"
+#include "desktop/activation.h"
 #include "desktop/desktop_op.h"
 #include "util/ascii.h"
 #include "util/str_cat.h"
@@ -32,8 +33,6 @@ constexpr auto kSettle = 150ms;
 // program was disconnected.
 constexpr auto kClosePatience = 2s;
 constexpr auto kKillPatience = 1s;
-// How long a window manager has to make a window active.
-constexpr auto kActivatePatience = 2s;
 // ICCCM 4.1.4: the state WM_CHANGE_STATE asks for.
 constexpr uint32_t kIconicState = 3;
 // EWMH _NET_WM_STATE actions and the pager's source indication.
@@ -177,49 +176,28 @@ class focus_window final : public desktop_op {
       }
     }
     target_ = w->id;
-    if (wm_supports_active_window(d.conn, *d.atoms, d.root)) {
-      via_ = "ewmh";
-      request_activation(d.conn, *d.atoms, d.root, target_);
-      if (!w->takes_focus) {
-        return answer(false, "the window was raised; it does not take the keyboard focus "
-                             "(ICCCM input hint false)");
-      }
-      if (active_window(d.conn, *d.atoms, d.root) == target_) return answer(true);
-      waiting_ = true;
-      wake_at = desktop_clock::now() + kActivatePatience;
-      return std::nullopt;
-    }
-    via_ = "x11";
-    bool focused = focus_directly(d.conn, target_);
-    return answer(focused, focused ? std::string()
-                                   : "the window could not take the input focus (not viewable)");
+    if (auto done = activation_.start(d, *w, wake_at)) return answer(*done);
+    return std::nullopt;
   }
 
   std::optional<desktop_result> on_event(desktop_context& d,
                                          const xcb_generic_event_t* ev) override {
-    if (waiting_ && event_type(ev) == XCB_PROPERTY_NOTIFY &&
-        reinterpret_cast<const xcb_property_notify_event_t*>(ev)->atom ==
-            d.atoms->_NET_ACTIVE_WINDOW &&
-        active_window(d.conn, *d.atoms, d.root) == target_) {
-      return answer(true);
-    }
+    if (auto done = activation_.on_event(d, ev)) return answer(*done);
     return std::nullopt;
   }
 
   std::optional<desktop_result> on_wake(desktop_context& d) override {
-    bool ok = active_window(d.conn, *d.atoms, d.root) == target_;
-    return answer(ok, ok ? std::string()
-                         : str_cat("the window manager did not activate the window within ",
-                                   seconds_text(kActivatePatience), " s"));
+    return answer(activation_.on_wake(d));
   }
 
  private:
-  desktop_result answer(bool focused, const std::string& note = {}) {
+  desktop_result answer(const window_activation::outcome& done) {
     std::string out;
     json_writer j(out);
-    j.begin_object().key("window").string(window_id_text(target_)).key("focused").boolean(focused);
-    j.key("via").string(via_);
-    if (!note.empty()) j.key("note").string(note);
+    j.begin_object().key("window").string(window_id_text(target_)).key("focused").boolean(
+        done.focused);
+    j.key("via").string(activation_.via());
+    if (!done.note.empty()) j.key("note").string(done.note);
     j.end_object();
     return desktop_result{tool_result::json(std::move(out)), {}};
   }
@@ -227,8 +205,7 @@ class focus_window final : public desktop_op {
   xcb_window_t id_;
   std::string app_;
   xcb_window_t target_ = XCB_NONE;
-  std::string via_;
-  bool waiting_ = false;
+  window_activation activation_;
 };
 
 class set_window_geometry final : public desktop_op {
