@@ -2,6 +2,7 @@
 
 #include "util/seconds_text.h"
 #include "util/str_cat.h"
+#include "x11/window_control.h"
 
 namespace cu {
 
@@ -9,7 +10,7 @@ std::optional<window_activation::outcome> window_activation::start(
     desktop_context& d, const window_info& w, desktop_clock::time_point& wake_at) {
   window_ = w.id;
   waiting_ = false;
-  if (wm_supports_active_window(d.conn, *d.atoms, d.root)) {
+  if (wm_supports(d.conn, *d.atoms, d.root, d.atoms->_NET_ACTIVE_WINDOW)) {
     via_ = "ewmh";
     request_activation(d.conn, *d.atoms, d.root, w.id);
     if (!w.takes_focus) {

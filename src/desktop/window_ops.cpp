@@ -394,7 +394,7 @@ class set_window_state final : public desktop_op {
                           wm ? "this one does not" : "none runs on this display"));
     };
     auto restore = [&] {
-      if (wm_supports_active_window(d.conn, a, d.root)) {
+      if (wm_supports(d.conn, a, d.root, a._NET_ACTIVE_WINDOW)) {
         request_activation(d.conn, a, d.root, id_);
       } else {
         xcb_map_window(d.conn, id_);

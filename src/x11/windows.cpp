@@ -158,21 +158,6 @@ std::optional<window_info> match_window(const std::vector<window_info>& windows,
   return *best;
 }
 
-bool wm_supports_active_window(xcb_connection_t* c, const x11_atoms& a, xcb_window_t root) {
-  // A stale _NET_SUPPORTING_WM_CHECK from a window manager that has exited
-  // names a window that is gone (or no longer points to itself).
-  std::vector<xcb_window_t> check = window_list(c, root, a._NET_SUPPORTING_WM_CHECK);
-  if (check.empty()) return false;
-  std::vector<xcb_window_t> self = window_list(c, check[0], a._NET_SUPPORTING_WM_CHECK);
-  if (self.empty() || self[0] != check[0]) return false;
-  reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(
-      c, xcb_get_property(c, 0, root, a._NET_SUPPORTED, XCB_ATOM_ATOM, 0, 4096), nullptr));
-  if (!r || r->format != 32) return false;
-  auto* atoms = static_cast<const xcb_atom_t*>(xcb_get_property_value(r.get()));
-  int n = xcb_get_property_value_length(r.get()) / 4;
-  return std::find(atoms, atoms + n, a._NET_ACTIVE_WINDOW) != atoms + n;
-}
-
 void request_activation(xcb_connection_t* c, const x11_atoms& a, xcb_window_t root,
                         xcb_window_t w) {
   xcb_client_message_event_t ev{};

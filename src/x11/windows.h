@@ -43,8 +43,6 @@ std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atom
 std::optional<window_info> match_window(const std::vector<window_info>& windows,
                                         std::string_view app);
 
-// Whether a window manager that honours _NET_ACTIVE_WINDOW runs.
-bool wm_supports_active_window(xcb_connection_t* c, const x11_atoms& a, xcb_window_t root);
 
 // Asks the window manager to activate w (a _NET_ACTIVE_WINDOW client
 // message to the root, as a pager would send).
