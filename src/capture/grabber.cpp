@@ -16,6 +16,10 @@
 namespace cu {
 namespace {
 
+// The most pixels of one window read at once when the screen has fewer:
+// 64 MiB of shared memory.
+constexpr int64_t kMaxWindowPixels = int64_t(4096) * 4096;
+
 // Where red, green and blue sit in a 4-byte pixel of the root window's
 // visual; an error when the root is not a byte-aligned 32-bit format.
 result<pixel_layout> root_layout(xcb_connection_t* c, xcb_screen_t* screen) {
@@ -292,6 +296,7 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
   auto attributes_cookie = xcb_get_window_attributes(c, window);
   auto origin_cookie = xcb_translate_coordinates(c, window, root, 0, 0);
   auto tree_cookie = xcb_query_tree(c, window);
+  auto screen_cookie = xcb_get_geometry(c, root);
   xcb_generic_error_t* err = nullptr;
   reply_ptr<xcb_get_geometry_reply_t> geometry(xcb_get_geometry_reply(c, geometry_cookie, &err));
   free(err);
@@ -300,6 +305,8 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
   reply_ptr<xcb_translate_coordinates_reply_t> origin(
       xcb_translate_coordinates_reply(c, origin_cookie, nullptr));
   reply_ptr<xcb_query_tree_reply_t> tree(xcb_query_tree_reply(c, tree_cookie, nullptr));
+  reply_ptr<xcb_get_geometry_reply_t> screen_geometry(
+      xcb_get_geometry_reply(c, screen_cookie, nullptr));
   if (xcb_connection_has_error(c)) return lost("reading a window's geometry failed");
   if (!geometry || !attributes || !origin || !tree) {
     return make_error(errc::x_failed, str_cat("window ", window_id_text(window),
@@ -326,6 +333,23 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
                               std::to_string(size.h), "; take a new screenshot of it"));
   }
   const point at{origin->dst_x, origin->dst_y};
+  // The screen now, in the window's coordinates.
+  rect screen{0, 0, screen_->width_in_pixels, screen_->height_in_pixels};
+  if (screen_geometry) screen = rect{0, 0, screen_geometry->width, screen_geometry->height};
+  const rect screen_here{screen.x - at.x, screen.y - at.y, screen.w, screen.h};
+  // A window far larger than the screen (X allows 32767 pixels a side)
+  // is read where it is on screen: the whole would need gigabytes.
+  const int64_t most = std::max<int64_t>(int64_t(screen.w) * screen.h, kMaxWindowPixels);
+  if (int64_t(want.w) * want.h > most) {
+    want = intersect(want, screen_here);
+    if (want.w == 0) {
+      return make_error(errc::x_failed,
+                        str_cat("window ", window_id_text(window), " (", std::to_string(size.w),
+                                "x", std::to_string(size.h),
+                                ") is too large to read whole and is off the screen; move it "
+                                "on screen with set_window_geometry"));
+    }
+  }
 
   if (composite_) {
     // The top-level window holding it (itself without a window manager, its
@@ -365,11 +389,6 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
   }
 
   // What the screen shows of it.
-  auto screen = rect{0, 0, screen_->width_in_pixels, screen_->height_in_pixels};
-  if (reply_ptr<xcb_get_geometry_reply_t> g{
-          xcb_get_geometry_reply(c, xcb_get_geometry(c, root), nullptr)}) {
-    screen = rect{0, 0, g->width, g->height};
-  }
   const rect on_screen = intersect(rect{at.x + want.x, at.y + want.y, want.w, want.h}, screen);
   if (on_screen.w == 0) {
     return make_error(errc::x_failed,

@@ -383,4 +383,14 @@ TEST_CASE("window screenshots refuse what is not a window on screen, and need th
   obs.sync();
   ok_call(s, "screenshot", "{\"window\":\"" + hex(w.id()) + "\"}");
   CHECK(contains(error_text(s, "zoom", R"({"region":[0,0,101,50]})"), "Invalid argument \"region\""));
+  // A window far larger than the screen (6000x4000 > 4096x4096 pixels) is
+  // read where it is on screen.
+  painted_window huge(x.display(), -100, -100, 6000, 4000, kRed, "cu-huge");
+  json_ptr shot = ok_call(s, "screenshot", "{\"window\":\"" + hex(huge.id()) + "\"}");
+  simdjson::dom::element device = shot->root["result"]["structuredContent"]["device"];
+  CHECK(num(device, "x") == 0);
+  CHECK(num(device, "y") == 0);
+  CHECK(num(device, "width") == 640);
+  CHECK(num(device, "height") == 480);
+  CHECK(pixels_not(image_of(*shot), kRed) == 0);
 }
