@@ -10,6 +10,7 @@
 #include "core/json_writer.h"
 #include "util/base64.h"
 #include "util/save_file.h"
+#include "x11/windows.h"
 
 namespace cu {
 namespace {
@@ -190,10 +191,16 @@ class frame_encoder {
 // The tool result for image: the image block, a save_to_disk text block
 // (saved: the file's path; save_error: why it was not written), and the
 // structured geometry and format.
+// Of a window's capture: which window, and where its pixels came from.
+struct window_note {
+  uint32_t id;
+  const char* source;
+};
+
 tool_result make_result(const std::shared_ptr<const image_payload>& image, const rect& area,
                         size2 out, bool unchanged, const std::array<int, 4>* region,
                         bool save_to_disk, const std::string& saved,
-                        const std::string& save_error) {
+                        const std::string& save_error, const window_note* window = nullptr) {
   tool_result r;
   r.add_image(image);
   if (!save_error.empty()) {
@@ -221,8 +228,34 @@ tool_result make_result(const std::shared_ptr<const image_payload>& image, const
     j.end_array();
   }
   if (!saved.empty()) j.key("saved_to").string(saved);
+  if (window != nullptr) {
+    j.key("window").string(window_id_text(window->id)).key("source").string(window->source);
+  }
   j.end_object();
   return r;
+}
+
+// Writes the image to save_dir when the job asks: the file's path, or why
+// it was not written.
+void save_if_asked(const capture_job& job, const capture_env& env, const image_payload& image,
+                   const char* prefix, std::string& saved, std::string& save_error) {
+  if (!job.save_to_disk) return;
+  const char* extension = std::string_view(image.mime_type) == "image/jpeg" ? "jpg" : "png";
+  // The file again from its base64 (the payload keeps only that).
+  std::vector<uint8_t> file;
+  base64_decode(image.base64, file);
+  auto path = save_image_file(env.save_dir, prefix, extension, file.data(), file.size());
+  if (path) {
+    saved = std::move(*path);
+  } else {
+    save_error = path.err().message;
+  }
+}
+
+// The save_to_disk path a result line is sized with: about its length.
+std::string path_guess(const capture_job& job, const capture_env& env) {
+  return job.save_to_disk ? env.save_dir + "/screenshot-20260101-000000.000-1234567-12.png"
+                          : std::string();
 }
 
 // Captures device area at image size out: the image the last capture of
@@ -242,14 +275,11 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
   } else {
     auto f = g.grab(area);
     if (!f) return tool_result::failure(f.err().message);
-    // The line an image would make, a save_to_disk path counted at about
-    // its length.
-    const std::string path_guess =
-        job.save_to_disk ? env.save_dir + "/screenshot-20260101-000000.000-1234567-12.png"
-                         : std::string();
+    // The line an image would make.
+    const std::string guess = path_guess(job, env);
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
       return tool_response_size(job.id_json, make_result(candidate, area, out, false, region,
-                                                         job.save_to_disk, path_guess, {}));
+                                                         job.save_to_disk, guess, {}));
     };
     frame_encoder enc(*f, out, env, mem, mark, line_size);
     auto encoded = enc.encode();
@@ -264,19 +294,77 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
 
   std::string saved;
   std::string save_error;
-  if (job.save_to_disk) {
-    const char* extension = std::string_view(image->mime_type) == "image/jpeg" ? "jpg" : "png";
-    // The file again from its base64 (the payload keeps only that).
-    std::vector<uint8_t> file;
-    base64_decode(image->base64, file);
-    auto path = save_image_file(env.save_dir, prefix, extension, file.data(), file.size());
-    if (path) {
-      saved = std::move(*path);
-    } else {
-      save_error = path.err().message;
+  save_if_asked(job, env, *image, prefix, saved, save_error);
+  return make_result(image, area, out, unchanged, region, job.save_to_disk, saved, save_error);
+}
+
+// A screenshot or zoom of one window (job.window). Never from the cache or
+// from earlier strips: what was drawn in a covered window, or where a
+// window moved, is not in the screen's record of changes.
+tool_result capture_window(grabber& g, const capture_job& job, const capture_env& env,
+                           coord_session stamp, std::optional<coord_session>* established) {
+  std::optional<coord_session> session;
+  if (job.what == capture_job::kind::zoom && job.session && job.session->window == job.window) {
+    session = *job.session;
+    if (session->generation != g.generation()) {
+      return tool_result::failure(
+          "no screenshot session yet: the X server restarted after the screenshot this "
+          "region refers to; take a new screenshot");
     }
   }
-  return make_result(image, area, out, unchanged, region, job.save_to_disk, saved, save_error);
+  std::optional<rect> part;
+  if (session) {
+    auto device = region_to_device(*session, job.region);
+    if (!device) {
+      return tool_result::failure("Invalid argument \"region\": " + device.err().message);
+    }
+    part = *device;
+  }
+  auto grabbed = g.grab_window(job.window, part);
+  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  frame f = grabbed->pixels;
+  if (!session) {
+    // The session a screenshot of the window makes now: its whole inside
+    // (or, read from the screen, the part on screen).
+    stamp.device = f.area;
+    stamp.image = image_size_for({f.area.w, f.area.h});
+    stamp.window = job.window;
+    session = stamp;
+    if (job.what == capture_job::kind::screenshot) {
+      // Set below, once there is an image.
+    } else {
+      *established = session;
+      auto device = region_to_device(*session, job.region);
+      if (!device) {
+        return tool_result::failure("Invalid argument \"region\": " + device.err().message);
+      }
+      // The zoom's part of what was grabbed.
+      const rect cut = intersect(*device, f.area);
+      f.data += size_t(cut.y - f.area.y) * f.stride + size_t(cut.x - f.area.x) * 4;
+      f.area = cut;
+    }
+  }
+  const bool zoom = job.what == capture_job::kind::zoom;
+  const size2 out = zoom ? image_size_for({f.area.w, f.area.h}) : session->image;
+  const rect on_root{grabbed->origin.x + f.area.x, grabbed->origin.y + f.area.y, f.area.w,
+                     f.area.h};
+  const window_note note{job.window, grabbed->source};
+  const std::array<int, 4>* region = zoom ? &job.region : nullptr;
+  const std::string guess = path_guess(job, env);
+  auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
+    return tool_response_size(job.id_json, make_result(candidate, on_root, out, false, region,
+                                                       job.save_to_disk, guess, {}, &note));
+  };
+  capture_memory mem;
+  frame_encoder enc(f, out, env, mem, std::nullopt, line_size);
+  auto encoded = enc.encode();
+  if (!encoded) return tool_result::failure(encoded.err().message);
+  std::string saved;
+  std::string save_error;
+  save_if_asked(job, env, **encoded, zoom ? "zoom" : "screenshot", saved, save_error);
+  if (!zoom) *established = session;
+  return make_result(*encoded, on_root, out, false, region, job.save_to_disk, saved, save_error,
+                     &note);
 }
 
 }  // namespace
@@ -291,6 +379,8 @@ tool_result run_capture(grabber& g, const capture_job& job, const capture_env& e
     s.root = size2{screen->w, screen->h};
     return s;
   };
+
+  if (job.window != 0) return capture_window(g, job, env, stamp(coord_session{}), established);
 
   if (job.what == capture_job::kind::screenshot) {
     rect area = job.area ? intersect(*job.area, *screen) : *screen;

@@ -4,9 +4,14 @@
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <unistd.h>
+#include <xcb/composite.h>
 #include <xcb/shm.h>
 
+#include <algorithm>
+
 #include "util/log.h"
+#include "util/str_cat.h"
+#include "x11/windows.h"
 
 namespace cu {
 namespace {
@@ -89,7 +94,35 @@ result<bool> grabber::ensure_connected() {
       shm_fd_ = v->major_version > 1 || (v->major_version == 1 && v->minor_version >= 2);
     }
   }
+  composite_ = false;
+  if (keep_window_pixels_) redirect_windows();
   return true;
+}
+
+void grabber::redirect_windows() {
+  xcb_connection_t* c = conn_.get();
+  const xcb_query_extension_reply_t* ext = xcb_get_extension_data(c, &xcb_composite_id);
+  if (ext == nullptr || !ext->present) {
+    log(log_level::warn, "%s has no Composite extension: a window's screenshot shows what the "
+        "screen shows where it is", display_.c_str());
+    return;
+  }
+  // NameWindowPixmap is 0.2.
+  reply_ptr<xcb_composite_query_version_reply_t> v(xcb_composite_query_version_reply(
+      c, xcb_composite_query_version(c, 0, 4), nullptr));
+  if (!v || (v->major_version == 0 && v->minor_version < 2)) return;
+  // Automatic: the server keeps painting the screen from the pixmaps, and
+  // another client (a compositing manager) may still redirect manually.
+  xcb_generic_error_t* err = xcb_request_check(
+      c, xcb_composite_redirect_subwindows_checked(c, screen_->root,
+                                                   XCB_COMPOSITE_REDIRECT_AUTOMATIC));
+  if (err != nullptr) {
+    log(log_level::warn, "Composite refused to redirect the windows of %s (error %d)",
+        display_.c_str(), int(err->error_code));
+    free(err);
+    return;
+  }
+  composite_ = true;
 }
 
 void grabber::disconnect() {
@@ -200,6 +233,10 @@ result<rect> grabber::screen_rect() {
 result<frame> grabber::grab(const rect& area) {
   auto ok = ensure_connected();
   if (!ok) return ok.take_error();
+  return get_image(screen_->root, area);
+}
+
+result<frame> grabber::get_image(xcb_drawable_t drawable, const rect& area) {
   xcb_connection_t* c = conn_.get();
   const size_t bytes = size_t(area.w) * size_t(area.h) * 4;
   if (shm_present_ && bytes > size_) {
@@ -218,7 +255,7 @@ result<frame> grabber::grab(const rect& area) {
     xcb_generic_error_t* err = nullptr;
     reply_ptr<xcb_shm_get_image_reply_t> r(xcb_shm_get_image_reply(
         c,
-        xcb_shm_get_image(c, screen_->root, int16_t(area.x), int16_t(area.y), uint16_t(area.w),
+        xcb_shm_get_image(c, drawable, int16_t(area.x), int16_t(area.y), uint16_t(area.w),
                           uint16_t(area.h), ~0u, XCB_IMAGE_FORMAT_Z_PIXMAP, seg_, 0),
         &err));
     if (r) return frame{addr_, size_t(area.w) * 4, area, layout_};
@@ -231,8 +268,8 @@ result<frame> grabber::grab(const rect& area) {
   xcb_generic_error_t* err = nullptr;
   fallback_reply_.reset(xcb_get_image_reply(
       c,
-      xcb_get_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, screen_->root, int16_t(area.x),
-                    int16_t(area.y), uint16_t(area.w), uint16_t(area.h), ~0u),
+      xcb_get_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, drawable, int16_t(area.x), int16_t(area.y),
+                    uint16_t(area.w), uint16_t(area.h), ~0u),
       &err));
   if (!fallback_reply_) {
     if (xcb_connection_has_error(c)) return lost("GetImage failed");
@@ -242,6 +279,109 @@ result<frame> grabber::grab(const rect& area) {
                       "the X server refused GetImage (error " + std::to_string(code) + ")");
   }
   return frame{xcb_get_image_data(fallback_reply_.get()), size_t(area.w) * 4, area, layout_};
+}
+
+result<grabber::window_frame> grabber::grab_window(uint32_t window,
+                                                   const std::optional<rect>& part) {
+  auto ok = ensure_connected();
+  if (!ok) return ok.take_error();
+  xcb_connection_t* c = conn_.get();
+  const xcb_window_t root = screen_->root;
+  // Everything about the window in one round trip.
+  auto geometry_cookie = xcb_get_geometry(c, window);
+  auto attributes_cookie = xcb_get_window_attributes(c, window);
+  auto origin_cookie = xcb_translate_coordinates(c, window, root, 0, 0);
+  auto tree_cookie = xcb_query_tree(c, window);
+  xcb_generic_error_t* err = nullptr;
+  reply_ptr<xcb_get_geometry_reply_t> geometry(xcb_get_geometry_reply(c, geometry_cookie, &err));
+  free(err);
+  reply_ptr<xcb_get_window_attributes_reply_t> attributes(
+      xcb_get_window_attributes_reply(c, attributes_cookie, nullptr));
+  reply_ptr<xcb_translate_coordinates_reply_t> origin(
+      xcb_translate_coordinates_reply(c, origin_cookie, nullptr));
+  reply_ptr<xcb_query_tree_reply_t> tree(xcb_query_tree_reply(c, tree_cookie, nullptr));
+  if (xcb_connection_has_error(c)) return lost("reading a window's geometry failed");
+  if (!geometry || !attributes || !origin || !tree) {
+    return make_error(errc::x_failed, str_cat("window ", window_id_text(window),
+                                              " no longer exists (it was closed); "
+                                              "list_windows gives the windows there are"));
+  }
+  if (window == root) {
+    return make_error(errc::x_failed, "the root window is the screen: take a screenshot "
+                                      "without `window`");
+  }
+  if (attributes->map_state != XCB_MAP_STATE_VIEWABLE) {
+    return make_error(errc::x_failed,
+                      str_cat("window ", window_id_text(window),
+                              " is not on screen (minimized or unmapped); set_window_state "
+                              "normal or focus_window brings it back"));
+  }
+  const size2 size{geometry->width, geometry->height};
+  rect want{0, 0, size.w, size.h};
+  if (part) want = intersect(*part, want);
+  if (want.w == 0) {
+    return make_error(errc::x_failed,
+                      str_cat("the region is outside window ", window_id_text(window),
+                              ", which is now ", std::to_string(size.w), "x",
+                              std::to_string(size.h), "; take a new screenshot of it"));
+  }
+  const point at{origin->dst_x, origin->dst_y};
+
+  if (composite_) {
+    // The top-level window holding it (itself without a window manager, its
+    // frame with one): that is the window with a pixmap of its own.
+    xcb_window_t top = window;
+    xcb_window_t parent = tree->parent;
+    for (int depth = 0; parent != root && parent != XCB_NONE && depth < 64; ++depth) {
+      top = parent;
+      reply_ptr<xcb_query_tree_reply_t> up(
+          xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr));
+      parent = up ? up->parent : XCB_NONE;
+    }
+    auto top_geometry_cookie = xcb_get_geometry(c, top);
+    auto inside_cookie = xcb_translate_coordinates(c, window, top, 0, 0);
+    reply_ptr<xcb_get_geometry_reply_t> top_geometry(
+        xcb_get_geometry_reply(c, top_geometry_cookie, nullptr));
+    reply_ptr<xcb_translate_coordinates_reply_t> inside(
+        xcb_translate_coordinates_reply(c, inside_cookie, nullptr));
+    // The pixmap holds the top-level's border too, and is only read at a
+    // depth whose pixels are 4 bytes like the root's.
+    if (parent == root && top_geometry && inside &&
+        (top_geometry->depth == 24 || top_geometry->depth == 32)) {
+      const int border = top_geometry->border_width;
+      xcb_pixmap_t pixmap = xcb_generate_id(c);
+      xcb_composite_name_window_pixmap(c, top, pixmap);
+      auto f = get_image(pixmap, rect{border + inside->dst_x + want.x,
+                                      border + inside->dst_y + want.y, want.w, want.h});
+      xcb_free_pixmap(c, pixmap);
+      if (f) {
+        f->area = want;
+        return window_frame{*f, at, size, "composite"};
+      }
+      if (!conn_) return f.take_error();  // The connection was lost.
+      // Not redirected after all (the window was unmapped in between):
+      // read the screen as without Composite.
+    }
+  }
+
+  // What the screen shows of it.
+  auto screen = rect{0, 0, screen_->width_in_pixels, screen_->height_in_pixels};
+  if (reply_ptr<xcb_get_geometry_reply_t> g{
+          xcb_get_geometry_reply(c, xcb_get_geometry(c, root), nullptr)}) {
+    screen = rect{0, 0, g->width, g->height};
+  }
+  const rect on_screen = intersect(rect{at.x + want.x, at.y + want.y, want.w, want.h}, screen);
+  if (on_screen.w == 0) {
+    return make_error(errc::x_failed,
+                      str_cat("window ", window_id_text(window),
+                              " is off the screen, and without the Composite extension only "
+                              "what the screen shows can be read; move it on screen with "
+                              "set_window_geometry"));
+  }
+  auto f = get_image(root, on_screen);
+  if (!f) return f.take_error();
+  f->area = rect{on_screen.x - at.x, on_screen.y - at.y, on_screen.w, on_screen.h};
+  return window_frame{*f, at, size, "screen"};
 }
 
 }  // namespace cu

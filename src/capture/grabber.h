@@ -6,6 +6,7 @@
 #include <xcb/xcb.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/geometry.h"
@@ -45,6 +46,30 @@ class grabber {
   // Copies area (inside the root window) into the reused buffer.
   result<frame> grab(const rect& area);
 
+  // Asks, for every connection from now on, that each top-level window be
+  // kept in a pixmap of its own (Composite's automatic redirection: the
+  // server still paints the screen as before), so grab_window reads a
+  // window's own pixels where other windows cover it. Call before the
+  // first connection. Without the extension, grab_window reads the screen.
+  void keep_window_pixels() { keep_window_pixels_ = true; }
+
+  // One window's pixels, and where they were read from.
+  struct window_frame {
+    frame pixels;       // pixels.area: in the window's own coordinates.
+    point origin;       // The window's inside top-left corner in root coordinates now.
+    size2 size;         // The window's inside size now.
+    const char* source;  // "composite": its own pixels; "screen": what the screen shows there.
+  };
+
+  // The inside of window (no border), or part of it (a rectangle in the
+  // window's own coordinates, cut to the window), into the reused buffer.
+  // A window that no longer exists, or is not viewable (minimized,
+  // unmapped), is an x_failed error that says so and names it.
+  // Read from the pixmap of its top-level window when keep_window_pixels
+  // holds, else from the screen (only the part on screen, and with
+  // whatever covers it).
+  result<window_frame> grab_window(uint32_t window, const std::optional<rect>& part);
+
   bool connected() const { return conn_ != nullptr; }
   const char* transport() const;
 
@@ -54,6 +79,9 @@ class grabber {
   void disconnect();
   bool attach_shm(size_t bytes);
   void detach_shm();
+  void redirect_windows();
+  // Copies area of drawable (depth 24 or 32) into the reused buffer.
+  result<frame> get_image(xcb_drawable_t drawable, const rect& area);
 
   std::string display_;
   server_generation& generations_;
@@ -62,6 +90,8 @@ class grabber {
   xcb_ptr conn_;
   xcb_screen_t* screen_ = nullptr;
   pixel_layout layout_;
+  bool keep_window_pixels_ = false;
+  bool composite_ = false;  // This connection keeps top-level windows' pixels.
   bool shm_present_ = false;
   bool shm_fd_ = false;
   uint32_t seg_ = 0;

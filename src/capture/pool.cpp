@@ -53,6 +53,7 @@ void capture_pool::stop() {
 
 void capture_pool::worker_main(int index) {
   grabber g(config_.display, *config_.generation);
+  if (config_.window_pixels) g.keep_window_pixels();
   // Connect (and attach SHM) ahead of the first request, so it does not pay
   // for the set-up. Failure is fine: every job tries again.
   if (auto r = g.screen_rect(); r) {

@@ -40,6 +40,10 @@ struct capture_job : job_header {
   std::optional<coord_session> session;
   std::array<int, 4> region{};
   bool save_to_disk = false;
+  // Nonzero: the screenshot or zoom is of this window alone (area is then
+  // unused). A zoom whose session is of another window, or of the screen,
+  // establishes this window's session first.
+  uint32_t window = 0;
 };
 
 struct capture_config {
@@ -49,6 +53,9 @@ struct capture_config {
   server_generation* generation = nullptr;  // Required.
   image_format format = image_format::automatic;
   size_t max_result_bytes = 1000000;
+  // The windows toolset is on: keep every top-level window's pixels
+  // (grabber::keep_window_pixels) for screenshots of one window.
+  bool window_pixels = false;
 };
 
 class capture_pool final : public task_runner {

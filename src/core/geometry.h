@@ -45,7 +45,20 @@ struct coord_session {
   // once the server is another or the root was resized.
   uint64_t generation = 0;
   size2 root;
+  // A window's session (screenshot with `window`): nonzero, the window's
+  // id, and device is in that window's own coordinates (its top-left
+  // inside corner at 0, 0), so the session follows the window wherever it
+  // moves. Zero: device is in root coordinates.
+  uint32_t window = 0;
   bool operator==(const coord_session&) const = default;
+};
+
+// Where a gesture puts the pointer: a device pixel in root coordinates, or,
+// with window set (a window's session), in that window's own coordinates,
+// placed on the root when the gesture runs, so it follows the window.
+struct device_target {
+  point p;
+  uint32_t window = 0;
 };
 
 // The image size a device area of this size is captured at: the model

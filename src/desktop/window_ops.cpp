@@ -48,11 +48,24 @@ std::string no_such_window(xcb_window_t id) {
                  ": it is gone or is not an application's window (list_windows gives the ids)");
 }
 
-// The basis image-space geometry is given in: the coordinate session, else
-// what a screenshot would establish now.
+// The basis image-space geometry is given in: the coordinate session (a
+// window's, placed where that window is now), else what a screenshot would
+// establish now.
 coord_session basis(desktop_context& d, const std::optional<coord_session>& session,
                     const std::optional<rect>& area) {
-  if (session) return *session;
+  if (session && session->window == 0) return *session;
+  if (session) {
+    reply_ptr<xcb_translate_coordinates_reply_t> at(xcb_translate_coordinates_reply(
+        d.conn, xcb_translate_coordinates(d.conn, session->window, d.root, 0, 0), nullptr));
+    if (at) {
+      coord_session s = *session;
+      s.device.x += at->dst_x;
+      s.device.y += at->dst_y;
+      s.window = 0;
+      return s;
+    }
+    // The session's window is gone: as if there were no session.
+  }
   if (area) return make_session(*area);
   reply_ptr<xcb_get_geometry_reply_t> g(
       xcb_get_geometry_reply(d.conn, xcb_get_geometry(d.conn, d.root), nullptr));

@@ -187,6 +187,89 @@ result<point> input_context::pointer() {
   return *pointer_snapshot_;
 }
 
+namespace {
+
+std::string window_text(uint32_t w) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
+  return buf;
+}
+
+error window_gone(uint32_t w) {
+  return make_error(errc::x_failed,
+                    "window " + window_text(w) +
+                        " of the screenshot session no longer exists (it was closed); take a "
+                        "new screenshot");
+}
+
+}  // namespace
+
+result<point> input_context::place(const device_target& t, bool pressing) {
+  if (t.window == 0) return t.p;
+  auto c = connection();
+  if (!c) return c.take_error();
+  auto at_cookie = xcb_translate_coordinates(*c, t.window, root_, int16_t(t.p.x), int16_t(t.p.y));
+  auto attributes_cookie = xcb_get_window_attributes(*c, t.window);
+  auto screen_cookie = xcb_get_geometry(*c, root_);
+  reply_ptr<xcb_translate_coordinates_reply_t> at(
+      xcb_translate_coordinates_reply(*c, at_cookie, nullptr));
+  reply_ptr<xcb_get_window_attributes_reply_t> attributes(
+      xcb_get_window_attributes_reply(*c, attributes_cookie, nullptr));
+  reply_ptr<xcb_get_geometry_reply_t> screen(xcb_get_geometry_reply(*c, screen_cookie, nullptr));
+  if (!screen) return lost_display(display_);
+  if (!at || !attributes) return window_gone(t.window);
+  if (attributes->map_state != XCB_MAP_STATE_VIEWABLE) {
+    return make_error(errc::x_failed,
+                      "window " + window_text(t.window) +
+                          " of the screenshot session is not on screen (minimized or "
+                          "unmapped); bring it back (set_window_state normal, focus_window) "
+                          "and take a new screenshot");
+  }
+  const point p{at->dst_x, at->dst_y};
+  if (p.x < 0 || p.y < 0 || p.x >= screen->width || p.y >= screen->height) {
+    return make_error(errc::x_failed,
+                      point_text(t.p) + " of window " + window_text(t.window) +
+                          " is off the screen now, at " + point_text(p) +
+                          "; move the window (set_window_geometry) and take a new screenshot");
+  }
+  if (!pressing) return p;
+  // The top-level window at the point, and the one holding ours.
+  reply_ptr<xcb_translate_coordinates_reply_t> here(xcb_translate_coordinates_reply(
+      *c, xcb_translate_coordinates(*c, root_, root_, int16_t(p.x), int16_t(p.y)), nullptr));
+  if (!here) return lost_display(display_);
+  xcb_window_t top = t.window;
+  for (int depth = 0; depth < 64; ++depth) {
+    reply_ptr<xcb_query_tree_reply_t> tree(
+        xcb_query_tree_reply(*c, xcb_query_tree(*c, top), nullptr));
+    if (!tree) return window_gone(t.window);
+    if (tree->parent == root_ || tree->parent == XCB_NONE) break;
+    top = tree->parent;
+  }
+  if (here->child == top) return p;
+  if (here->child != XCB_NONE) {
+    reply_ptr<xcb_get_window_attributes_reply_t> other(xcb_get_window_attributes_reply(
+        *c, xcb_get_window_attributes(*c, here->child), nullptr));
+    if (other && other->override_redirect) return p;
+  }
+  return make_error(errc::x_failed,
+                    point_text(t.p) + " of window " + window_text(t.window) +
+                        " is covered by another window on the screen, which would get the "
+                        "press; focus_window " + window_text(t.window) +
+                        " first, then act (nothing was pressed)");
+}
+
+result<point> input_context::pointer_in(uint32_t window) {
+  auto c = connection();
+  if (!c) return c.take_error();
+  reply_ptr<xcb_query_pointer_reply_t> p(
+      xcb_query_pointer_reply(*c, xcb_query_pointer(*c, window), nullptr));
+  if (!p) {
+    if (!still_connected()) return lost_display(display_);
+    return window_gone(window);
+  }
+  return point{p->win_x, p->win_y};
+}
+
 result<rect> input_context::screen_rect() {
   auto c = connection();
   if (!c) return c.take_error();

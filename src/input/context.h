@@ -83,6 +83,15 @@ class input_context {
   // The root window's size now (a round trip: RandR may have resized it).
   result<rect> screen_rect();
   void forget_pointer() { pointer_snapshot_.reset(); }
+  // The root pixel t stands for now (one round trip for a window's
+  // target, none otherwise). A window's target fails, naming the window,
+  // when it is gone, not on screen, or the point is off the screen; with
+  // pressing, also when another window covers the point (a press there
+  // would reach that one), unless that is an override-redirect window such
+  // as the menu the window opened.
+  result<point> place(const device_target& t, bool pressing);
+  // The pointer in window's own coordinates.
+  result<point> pointer_in(uint32_t window);
   status move_to(point p);
   status button(uint8_t button, bool down);
   bool button_is_down(uint8_t button) const { return (buttons_ >> button) & 1; }

@@ -36,9 +36,11 @@ tool_result with_modifiers(input_context& ctx, const std::optional<held_keys>& m
 
 }  // namespace
 
-tool_result click(input_context& ctx, point p, uint8_t button, int count,
+tool_result click(input_context& ctx, device_target t, uint8_t button, int count,
                   const std::optional<held_keys>& mods, const std::string& label) {
-  if (auto s = ctx.move_to(p); !s) return failed(s.err());
+  auto p = ctx.place(t, true);
+  if (!p) return failed(p.err());
+  if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   return with_modifiers(ctx, mods, [&] {
     for (int i = 0; i < count; ++i) {
       if (i > 0 && !ctx.pause_ms(kMultiClickGapMs)) break;
@@ -49,21 +51,28 @@ tool_result click(input_context& ctx, point p, uint8_t button, int count,
   });
 }
 
-tool_result move(input_context& ctx, point p) {
-  if (auto s = ctx.move_to(p); !s) return failed(s.err());
+tool_result move(input_context& ctx, device_target t) {
+  auto p = ctx.place(t, false);
+  if (!p) return failed(p.err());
+  if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   if (auto s = ctx.sync(); !s) return failed(s.err());
-  return tool_result::text("moved to " + point_text(p));
+  return tool_result::text("moved to " + point_text(*p));
 }
 
-tool_result drag(input_context& ctx, std::optional<point> from, point to) {
+tool_result drag(input_context& ctx, std::optional<device_target> from, device_target target) {
   point start;
   if (from) {
-    start = *from;
+    auto p = ctx.place(*from, true);
+    if (!p) return failed(p.err());
+    start = *p;
   } else {
     auto here = ctx.pointer();
     if (!here) return failed(here.err());
     start = *here;
   }
+  auto end = ctx.place(target, false);
+  if (!end) return failed(end.err());
+  const point to = *end;
   if (auto s = ctx.move_to(start); !s) return failed(s.err());
   if (auto s = ctx.button(1, true); !s) return failed(s.err());
   // Whatever happens from here on, the button comes back up.
@@ -83,9 +92,11 @@ tool_result drag(input_context& ctx, std::optional<point> from, point to) {
   return tool_result::text("dragged from " + point_text(start) + " to " + point_text(to));
 }
 
-tool_result scroll(input_context& ctx, point p, uint8_t button, int n,
+tool_result scroll(input_context& ctx, device_target t, uint8_t button, int n,
                    const std::optional<held_keys>& mods, const std::string& label) {
-  if (auto s = ctx.move_to(p); !s) return failed(s.err());
+  auto p = ctx.place(t, true);
+  if (!p) return failed(p.err());
+  if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   return with_modifiers(ctx, mods, [&] {
     for (int i = 0; i < n; ++i) {
       if (auto s = ctx.button(button, true); !s) return failed(s.err());
@@ -95,13 +106,15 @@ tool_result scroll(input_context& ctx, point p, uint8_t button, int n,
   });
 }
 
-tool_result left_down(input_context& ctx, std::optional<point> at) {
+tool_result left_down(input_context& ctx, std::optional<device_target> at) {
   if (ctx.button_is_down(1)) {
     return tool_result::failure(
         "the left button is already held (from left_mouse_down); call left_mouse_up first");
   }
   if (at) {
-    if (auto s = ctx.move_to(*at); !s) return failed(s.err());
+    auto p = ctx.place(*at, true);
+    if (!p) return failed(p.err());
+    if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   }
   if (auto s = ctx.button(1, true); !s) return failed(s.err());
   // A round trip, so the answer is never about a press that went to a
@@ -112,7 +125,7 @@ tool_result left_down(input_context& ctx, std::optional<point> at) {
   return tool_result::text("left button down at " + point_text(*here));
 }
 
-tool_result left_up(input_context& ctx, std::optional<point> at) {
+tool_result left_up(input_context& ctx, std::optional<device_target> at) {
   if (!ctx.button_is_down(1)) {
     if (ctx.button_lost(1)) {
       return tool_result::text(
@@ -122,7 +135,16 @@ tool_result left_up(input_context& ctx, std::optional<point> at) {
     return tool_result::text("left button not held (no left_mouse_down); nothing to release");
   }
   if (at) {
-    if (auto s = ctx.move_to(*at); !s) return failed(s.err());
+    // The button comes up wherever the window went: only a window that is
+    // gone or off screen stops it here, and then it is released below.
+    auto p = ctx.place(*at, false);
+    if (p) {
+      if (auto s = ctx.move_to(*p); !s) return failed(s.err());
+    } else {
+      ctx.button(1, false);
+      ctx.sync();
+      return failed(p.err());
+    }
   }
   if (auto s = ctx.button(1, false); !s) return failed(s.err());
   if (auto s = ctx.sync(); !s) return failed(s.err());
@@ -189,7 +211,7 @@ tool_result cursor_position(input_context& ctx, const std::optional<coord_sessio
     if (device.w == 0) device = *screen;
     s = make_session(device);
   }
-  auto p = ctx.pointer();
+  auto p = s.window != 0 ? ctx.pointer_in(s.window) : ctx.pointer();
   if (!p) return failed(p.err());
   point img = device_to_image(s, *p);
   std::string json = "[";

@@ -1,6 +1,7 @@
 // Owns: the gestures the pointer and keyboard tools perform, as the actor
 // runs them: each takes arguments the tool's handler has already validated
-// and mapped to device pixels, and ends in the tool's result. Every key or
+// and mapped to device pixels (placed on the root here when they are a
+// window's: input_context::place), and ends in the tool's result. Every key or
 // button a gesture presses is released before it returns, whatever fails;
 // only hold() leaves keys down, handing them to the actor's hold timer.
 // Thread affinity: the input actor's thread (inside an input job).
@@ -30,22 +31,22 @@ namespace gesture {
 
 // count presses of button at p (a double or triple click when count is 2
 // or 3), holding mods; answers label.
-tool_result click(input_context& ctx, point p, uint8_t button, int count,
+tool_result click(input_context& ctx, device_target t, uint8_t button, int count,
                   const std::optional<held_keys>& mods, const std::string& label);
 
-tool_result move(input_context& ctx, point p);
+tool_result move(input_context& ctx, device_target t);
 
 // Presses the left button at from (or where the pointer is), moves to to in
 // steps and releases there.
-tool_result drag(input_context& ctx, std::optional<point> from, point to);
+tool_result drag(input_context& ctx, std::optional<device_target> from, device_target to);
 
 // n clicks of a wheel button (4 up, 5 down, 6 left, 7 right) at p.
-tool_result scroll(input_context& ctx, point p, uint8_t button, int n,
+tool_result scroll(input_context& ctx, device_target t, uint8_t button, int n,
                    const std::optional<held_keys>& mods, const std::string& label);
 
 // left_mouse_down and left_mouse_up, after moving to at when given.
-tool_result left_down(input_context& ctx, std::optional<point> at);
-tool_result left_up(input_context& ctx, std::optional<point> at);
+tool_result left_down(input_context& ctx, std::optional<device_target> at);
+tool_result left_up(input_context& ctx, std::optional<device_target> at);
 
 // Types keys, which stand for characters characters of text.
 tool_result type(input_context& ctx, const std::vector<typed_char>& keys, size_t characters);

@@ -359,6 +359,8 @@ void call_table::capture_for_batch(uint64_t seq) {
   job.seq = seq;  // The batch's own seq, and no id: the result comes back raw.
   job.what = capture_job::kind::screenshot;
   job.area = ctx_.coords.area();
+  // A window's session stays that window's: the batch's looks are of it.
+  if (auto s = ctx_.coords.live()) job.window = s->window;
   queue_capture(seq, std::move(job));
 }
 

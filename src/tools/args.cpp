@@ -264,4 +264,10 @@ result<uint32_t> arg_window(simdjson::dom::object args, std::string_view name) {
   return uint32_t(id);
 }
 
+result<uint32_t> arg_optional_window(simdjson::dom::object args, std::string_view name) {
+  simdjson::dom::element e;
+  if (args.at_key(name).get(e) != simdjson::SUCCESS || e.is_null()) return uint32_t(0);
+  return arg_window(args, name);
+}
+
 }  // namespace cu

@@ -60,6 +60,9 @@ result<std::string_view> arg_name(simdjson::dom::object args, std::string_view n
 // decimal; never 0 (None) or beyond X's 29-bit ids.
 result<uint32_t> arg_window(simdjson::dom::object args, std::string_view name);
 
+// The same, optional: 0 when absent or null.
+result<uint32_t> arg_optional_window(simdjson::dom::object args, std::string_view name);
+
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,
                        std::string_view got = {});

@@ -1,16 +1,37 @@
 #include "tools/args.h"
 #include "tools/handlers.h"
+#include "tools/registry.h"
 #include "tools/tool_call.h"
 
 namespace cu {
+namespace {
+
+// The `window` argument: a window's id with the windows toolset on, else
+// refused (the schema does not offer it then), so that nobody gets the
+// whole screen believing it is one window.
+result<uint32_t> window_argument(tool_call& call) {
+  auto w = arg_optional_window(call.args, "window");
+  if (!w || *w == 0) return w;
+  if (!has(call.toolsets(), toolset::windows)) {
+    return make_error(errc::invalid_argument,
+                      "Invalid argument \"window\": a window of its own needs the windows "
+                      "toolset (CU_TOOLSETS=windows or --toolsets windows)");
+  }
+  return w;
+}
+
+}  // namespace
 
 void handle_screenshot(tool_call& call) {
   auto save = arg_bool(call.args, "save_to_disk", false);
   if (!save) return call.fail(save.err().message);
+  auto window = window_argument(call);
+  if (!window) return call.fail(window.err().message);
   capture_job job;
   job.what = capture_job::kind::screenshot;
   job.area = call.display_area();
   job.save_to_disk = *save;
+  job.window = *window;
   call.capture(std::move(job));
 }
 
@@ -19,14 +40,21 @@ void handle_zoom(tool_call& call) {
   if (!region) return call.fail(region.err().message);
   auto save = arg_bool(call.args, "save_to_disk", false);
   if (!save) return call.fail(save.err().message);
+  auto window = window_argument(call);
+  if (!window) return call.fail(window.err().message);
   capture_job job;
   job.what = capture_job::kind::zoom;
   job.area = call.display_area();
   job.region = *region;
   job.save_to_disk = *save;
-  // With a session, check the region now so a bad one costs no capture;
-  // without one, the worker establishes the session and checks it there.
-  if (auto s = call.session()) {
+  auto s = call.session();
+  // A zoom of the session's window, or with no window named, of what the
+  // session shows (a window's session zooms into that window).
+  job.window = *window != 0 ? *window : s ? s->window : 0;
+  // With a session of what is zoomed, check the region now so a bad one
+  // costs no capture; without one, the worker establishes the session and
+  // checks it there.
+  if (s && s->window == job.window) {
     auto device = region_to_device(*s, *region);
     if (!device) return call.fail("Invalid argument \"region\": " + device.err().message);
     job.session = *s;

@@ -27,29 +27,38 @@ error no_session() {
                     "an image to refer to");
 }
 
-// The device pixel the image-space coordinate argument `name` maps to.
-result<point> device_point(tool_call& call, std::string_view name,
-                           const std::array<double, 2>& c) {
+// The device pixel the image-space coordinate argument `name` maps to (a
+// window's own pixel in a window's session).
+result<device_target> device_point(tool_call& call, std::string_view name,
+                                   const std::array<double, 2>& c) {
   auto s = call.session();
   if (!s) return no_session();
   auto p = image_to_device(*s, c[0], c[1]);
   if (!p) return make_error(p.err().code, str_cat("Invalid argument \"", name, "\": ", p.err().message));
-  return p;
+  return device_target{*p, s->window};
 }
 
-result<point> required_point(tool_call& call, std::string_view name) {
+// How an answer names a target: "(x, y)", and the window in its session.
+std::string target_text(const device_target& t) {
+  if (t.window == 0) return point_text(t.p);
+  char id[16];
+  snprintf(id, sizeof id, "0x%x", unsigned(t.window));
+  return str_cat(point_text(t.p), " of window ", id);
+}
+
+result<device_target> required_point(tool_call& call, std::string_view name) {
   auto c = arg_coordinate(call.args, name);
   if (!c) return c.take_error();
   return device_point(call, name, *c);
 }
 
-result<std::optional<point>> optional_point(tool_call& call, std::string_view name) {
+result<std::optional<device_target>> optional_point(tool_call& call, std::string_view name) {
   auto c = arg_optional_coordinate(call.args, name);
   if (!c) return c.take_error();
-  if (!*c) return std::optional<point>();
+  if (!*c) return std::optional<device_target>();
   auto p = device_point(call, name, **c);
   if (!p) return p.take_error();
-  return std::optional<point>(*p);
+  return std::optional<device_target>(*p);
 }
 
 // The keys of all chords as one chord, held together (a click's modifiers,
@@ -84,7 +93,7 @@ void click(tool_call& call, uint8_t button, int count) {
   if (!p) return call.fail(p.err().message);
   auto mods = optional_modifiers(call);
   if (!mods) return call.fail(mods.err().message);
-  std::string label = std::string(call.tool_name()) + " at " + point_text(*p);
+  std::string label = std::string(call.tool_name()) + " at " + target_text(*p);
   if (*mods) label += " holding " + (*mods)->text;
   call.input([p = *p, button, count, mods = std::move(*mods), label](input_context& ctx,
                                                                      job_control&) {
@@ -128,7 +137,7 @@ void handle_scroll(tool_call& call) {
   // X wheel buttons: 4 up, 5 down, 6 left, 7 right.
   uint8_t button = *dir == "up" ? 4 : *dir == "down" ? 5 : *dir == "left" ? 6 : 7;
   std::string label = "scrolled " + std::string(*dir) + " " + std::to_string(*amount) + " at " +
-                      point_text(*p);
+                      target_text(*p);
   if (*mods) label += " holding " + (*mods)->text;
   call.input([p = *p, button, n = int(*amount), mods = std::move(*mods), label](
                  input_context& ctx, job_control&) {

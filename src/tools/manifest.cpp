@@ -137,6 +137,14 @@ std::string schema_doc() {
                "```\n";
       }
     }
+    if (set.id == toolset::windows) {
+      out += "\n## screenshot and zoom: `window`\n\n"
+             "With this toolset on, `screenshot` and `zoom` take one more property, and their\n"
+             "structuredContent says which window was captured and from where:\n\n```json\n" +
+             pretty("{" + std::string(capture_window_input_property()) + "}") +
+             "```\n\nstructuredContent (added):\n\n```json\n" +
+             pretty("{" + std::string(capture_window_output_properties()) + "}") + "```\n";
+    }
   }
   return out;
 }

@@ -429,7 +429,48 @@ std::string toolsets_text(toolset_mask on) {
   return out;
 }
 
+namespace {
+
+// What the windows toolset adds to screenshot's and zoom's schemas.
+constexpr std::string_view kCaptureWindowIn = R"("window":)" CU_WINDOW_ID(
+    "Capture this window alone: its own pixels, even where other windows cover it. The "
+    "coordinate session becomes the window's: coordinates are then pixels of this image, "
+    "wherever the window moves. For zoom, region is in this window's image");
+constexpr std::string_view kCaptureWindowOut =
+    R"("window":{"type":"string","description":"The window captured (with the window )"
+    R"(argument, or in a window's session)."},"source":{"type":"string","enum":["composite",)"
+    R"("screen"],"description":"Where a window's pixels came from: 'composite', its own; )"
+    R"('screen', what the screen shows there (no Composite extension)."})";
+
+bool takes_window(const tool_def& t) { return t.name == "screenshot" || t.name == "zoom"; }
+
+// schema with props added first to its top-level "properties".
+std::string with_properties(std::string_view schema, std::string_view props) {
+  constexpr std::string_view kOpen = R"("properties":{)";
+  std::string out(schema);
+  size_t at = out.find(kOpen);
+  if (at == std::string::npos) return out;
+  at += kOpen.size();
+  out.insert(at, std::string(props) + (out[at] == '}' ? "" : ","));
+  return out;
+}
+
+}  // namespace
+
+std::string_view capture_window_input_property() { return kCaptureWindowIn; }
+std::string_view capture_window_output_properties() { return kCaptureWindowOut; }
+
+std::string output_schema_of(const tool_def& t, toolset_mask on) {
+  if (takes_window(t) && has(on, toolset::windows)) {
+    return with_properties(t.output_schema, kCaptureWindowOut);
+  }
+  return std::string(t.output_schema);
+}
+
 std::string input_schema_of(const tool_def& t, toolset_mask on) {
+  if (takes_window(t) && has(on, toolset::windows)) {
+    return with_properties(t.input_schema, kCaptureWindowIn);
+  }
   std::string schema(t.input_schema);
   if (t.name == "computer_batch" && on != kDefaultToolsets) {
     std::string names = "[";
@@ -496,7 +537,7 @@ std::string tools_list_json(toolset_mask on) {
       w.key("title").string(t.title);
       w.key("description").string(t.description);
       w.key("inputSchema").raw(input_schema_of(t, on));
-      if (!t.output_schema.empty()) w.key("outputSchema").raw(t.output_schema);
+      if (!t.output_schema.empty()) w.key("outputSchema").raw(output_schema_of(t, on));
       w.key("annotations").begin_object();
       w.key("title").string(t.title);
       w.key("readOnlyHint").boolean(t.annotations.read_only);

@@ -83,7 +83,18 @@ const tool_def* find_tool(std::string_view name, toolset_mask on = kDefaultTools
 
 // A tool's input schema as tools/list gives it with these toolsets on:
 // computer_batch's step names list every tool that is on.
+// With the windows toolset on, screenshot and zoom also take `window`.
 std::string input_schema_of(const tool_def& t, toolset_mask on);
+
+// A tool's output schema as tools/list gives it with these toolsets on:
+// screenshot's and zoom's say `window` and `source` with the windows
+// toolset.
+std::string output_schema_of(const tool_def& t, toolset_mask on);
+
+// What the windows toolset adds to screenshot and zoom (for the schema
+// document): the input property, and the output properties.
+std::string_view capture_window_input_property();
+std::string_view capture_window_output_properties();
 
 // The answer to a call of a tool by a name find_tool does not know.
 std::string unknown_tool_message(std::string_view name);

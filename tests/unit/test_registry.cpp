@@ -258,13 +258,41 @@ TEST_CASE("a toolset's tools are listed and found only while it is on, after the
   }
 }
 
-TEST_CASE("with the windows toolset on, a batch's steps may name its tools; the 24 stay as they are") {
+TEST_CASE("with the windows toolset on, a batch's steps may name its tools, screenshot and zoom "
+          "take a window; the rest of the 24 stay as they are") {
   const cu::toolset_mask on = cu::every_toolset();
   simdjson::dom::parser parser;
   for (const cu::tool_def& t : cu::computer_tools()) {
     CAPTURE(t.name);
-    if (t.name != "computer_batch") CHECK(cu::input_schema_of(t, on) == t.input_schema);
     CHECK(cu::input_schema_of(t, cu::kDefaultToolsets) == t.input_schema);
+    CHECK(cu::output_schema_of(t, cu::kDefaultToolsets) == t.output_schema);
+    if (t.name == "screenshot" || t.name == "zoom") {
+      // The same schema with one more optional property, in and out.
+      const std::string in_text = cu::input_schema_of(t, on);
+      simdjson::dom::parser in_parser;
+      simdjson::dom::element in = in_parser.parse(in_text).value();
+      std::string_view pattern;
+      CHECK(in["properties"]["window"]["pattern"].get(pattern) == simdjson::SUCCESS);
+      simdjson::dom::object properties;
+      REQUIRE(in["properties"].get(properties) == simdjson::SUCCESS);
+      CHECK(properties.size() == (t.name == "zoom" ? 3u : 2u));
+      simdjson::dom::array required;
+      if (t.name == "zoom") {
+        CHECK(in["required"].get(required) == simdjson::SUCCESS);
+        CHECK(required.size() == 1);
+      } else {
+        CHECK(in["required"].error() == simdjson::NO_SUCH_FIELD);
+      }
+      const std::string out = cu::output_schema_of(t, on);
+      simdjson::dom::parser out_parser;
+      simdjson::dom::element o = out_parser.parse(out).value();
+      CHECK(o["properties"]["window"]["type"].get_string().value() == "string");
+      CHECK(o["properties"]["source"]["enum"].get_array().value().size() == 2);
+      CHECK(o["properties"]["image"].is_object());
+    } else if (t.name != "computer_batch") {
+      CHECK(cu::input_schema_of(t, on) == t.input_schema);
+      CHECK(cu::output_schema_of(t, on) == t.output_schema);
+    }
   }
   const cu::tool_def* batch = cu::find_tool("computer_batch", on);
   REQUIRE(batch != nullptr);

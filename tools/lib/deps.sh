@@ -6,7 +6,7 @@
 # captures fast, so it is installed with the rest.
 CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev zlib1g-dev
   libisal-dev libjpeg62-turbo-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev
-  libxcb-randr0-dev libxcb-damage0-dev
+  libxcb-randr0-dev libxcb-damage0-dev libxcb-composite0-dev
   libxkbcommon-dev libxkbcommon-x11-dev"
 CU_PKGS_DISPLAY="xvfb x11-utils"
 # xterm is the real program the typing tests type into (fonts from
