@@ -1,8 +1,9 @@
 // The `windows` toolset (docs/desktop.md) through the official MCP TypeScript
 // SDK client, on real X clients: an xterm and an xclock started on the
 // session's private Xvfb, with the server run with CU_TOOLSETS=windows.
-// Every one of the six tools is called through client.callTool, and the
-// default toolset is checked to leave them out.
+// Every one of the six tools is called through client.callTool, and
+// screenshot with `window` (the xterm alone); the default toolset is checked
+// to leave the six out and to refuse `window`.
 //
 // Why a passing call means the structuredContent matched its outputSchema:
 // in the pinned @modelcontextprotocol/sdk (1.32.2, package.json), listTools()
@@ -27,7 +28,16 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { EXPECTED_TOOLS, SCREEN_HEIGHT, SCREEN_WIDTH, assertOk, resultText, stopProcess, withSession } from './harness.mjs';
+import {
+  EXPECTED_TOOLS,
+  SCREEN_HEIGHT,
+  SCREEN_WIDTH,
+  assertOk,
+  pngSize,
+  resultText,
+  stopProcess,
+  withSession,
+} from './harness.mjs';
 
 const WINDOWS_TOOLS = [
   'list_windows',
@@ -163,6 +173,9 @@ describe('the windows toolset through the MCP TypeScript SDK client', { timeout:
       }
       const text = await callError(client, 'list_windows', {});
       assert.match(text, /Unknown tool: "list_windows"/, 'the unknown-tool message names it');
+      // screenshot's window argument is refused, not ignored, without the toolset.
+      const shot = await callError(client, 'screenshot', { window: '0x200000' }, 'screenshot with window');
+      assert.match(shot, /"window".*windows toolset/, 'the refusal names the argument and the toolset');
     }, { env: DEFAULT_TOOLSET }));
 
   it('with CU_TOOLSETS=windows, tools/list adds the six tools after the 24, each with an outputSchema', () =>
@@ -273,6 +286,19 @@ describe('the windows toolset through the MCP TypeScript SDK client', { timeout:
         assert.equal(geoImage.device.x, 960, 'image x 683 is device x 960');
         assert.equal(geoImage.device.y, 540, 'image y 384 is device y 540');
         assert.equal(geoImage.device.width, asked.width, 'the size stays');
+
+        // screenshot of the xterm alone: its own pixels at its own size, and
+        // a structuredContent (window, source) that passes the SDK's check.
+        const shot = await client.callTool({ name: 'screenshot', arguments: { window: t.id } });
+        assertOk(shot, 'screenshot of the xterm');
+        const sc = shot.structuredContent;
+        assert.equal(sc.window, t.id, 'screenshot: the window captured');
+        assert.equal(sc.source, 'composite', 'screenshot: Xvfb has Composite, so the window\'s own pixels');
+        assert.deepEqual(sc.device, geoImage.device, 'screenshot: the window\'s area');
+        assert.deepEqual(sc.image, { width: asked.width, height: asked.height }, 'screenshot: device-sized image');
+        const img = shot.content.find((c) => c.type === 'image');
+        assert.equal(img?.mimeType, 'image/png', 'screenshot: a PNG');
+        assert.deepEqual(pngSize(Buffer.from(img.data, 'base64')), sc.image, 'screenshot: the PNG is that size');
 
         // set_window_state: maximized needs a manager (an isError naming
         // it, which the SDK does not validate); normal answers the state.
