@@ -195,6 +195,8 @@ export function checkScreenshotResult(result, label = 'screenshot') {
 
 /**
  * Starts a private Xvfb and the server, and connects an SDK client to it.
+ * `env` adds to (or, with a value of undefined, removes from) the server's
+ * environment, after this process's own and serverEnv().
  * Resolves with a session object:
  *   client, transport, display, tmp, serverProc, serverExit (Promise),
  *   stderr() (the server's stderr so far),
@@ -203,7 +205,7 @@ export function checkScreenshotResult(result, label = 'screenshot') {
  *   errors: every Error the SDK reported through client.onerror,
  *   close(): closes the client, stops the server and Xvfb, removes tmp.
  */
-export async function startSession({ name = 'computer-use-sdk-test' } = {}) {
+export async function startSession({ name = 'computer-use-sdk-test', env = {} } = {}) {
   await checkBinary();
   const xvfb = await startXvfb();
   const tmp = await mkdtemp(join(tmpdir(), 'cu-sdk-test-'));
@@ -212,10 +214,14 @@ export async function startSession({ name = 'computer-use-sdk-test' } = {}) {
   const sent = [];
   const errors = [];
 
+  const serverEnvironment = { ...process.env, ...serverEnv(xvfb.display, tmp), ...env };
+  for (const [key, value] of Object.entries(serverEnvironment)) {
+    if (value === undefined) delete serverEnvironment[key];
+  }
   const transport = new StdioClientTransport({
     command: BINARY,
     args: [],
-    env: { ...process.env, ...serverEnv(xvfb.display, tmp) },
+    env: serverEnvironment,
     stderr: 'pipe',
   });
   // The PassThrough exists before start(), so no early output is lost.

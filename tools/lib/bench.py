@@ -17,6 +17,8 @@ The benchmarks import this module from their own tools/lib folder.  It owns:
     png_size;
   * the measurements: vm_hwm_kib (a live process's peak RSS), spawn_and_wait
     and peak_rss_kib (one short-lived process, timed or under GNU time),
+    spawn_pipeline (commands piped into each other, timed, with the last
+    one's output),
     percentile and summarize (the latency figures of a result record).
 
 Standard library only.
@@ -424,6 +426,82 @@ def spawn_and_wait(argv, env, timeout):
             raise BenchError(f"`{shlex.join(argv)}` failed with status "
                              f"{os.waitstatus_to_exitcode(status)}: {message or 'no message'}")
     return end - start
+
+
+def spawn_pipeline(argvs, env, timeout, limit=256 << 20):
+    """Run a pipeline of commands, as `a | b | c` would; return (ns, last stdout).
+
+    The first command reads /dev/null, each one's stdout is the next one's
+    stdin, and the last one's stdout is read here (at most limit bytes).  The
+    clock runs from the first spawn until every process has exited, each
+    spawned straight from here as spawn_and_wait does (no shell).  Any
+    command failing, or the whole taking longer than timeout, is a
+    BenchError quoting the stderr of all of them.
+    """
+    what = " | ".join(shlex.join(argv) for argv in argvs)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    errors = tempfile.TemporaryFile()
+    pids = []
+    # os.pipe's descriptors are not inherited; dup2 makes each child's 0 and 1.
+    read_fd, write_fd = devnull, None
+    out_fd = None
+    try:
+        start = time.perf_counter_ns()
+        for index, argv in enumerate(argvs):
+            next_read, write_fd = os.pipe()
+            try:
+                pids.append(os.posix_spawnp(argv[0], argv, env, file_actions=[
+                    (os.POSIX_SPAWN_DUP2, read_fd, 0),
+                    (os.POSIX_SPAWN_DUP2, write_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, errors.fileno(), 2),
+                ]))
+            except OSError as exc:
+                os.close(next_read)
+                raise BenchError(f"cannot run `{shlex.join(argv)}`: {exc}") from exc
+            os.close(write_fd)
+            write_fd = None
+            if read_fd != devnull:
+                os.close(read_fd)
+            read_fd = next_read
+            if index == len(argvs) - 1:
+                out_fd, read_fd = next_read, devnull
+        chunks = []
+        size = 0
+        deadline = start + int(timeout * 1e9)
+        while True:
+            remaining = (deadline - time.perf_counter_ns()) / 1e9
+            if remaining <= 0 or not select.select([out_fd], [], [], remaining)[0]:
+                raise BenchError(f"`{what}` took longer than {timeout:g} s; killed")
+            chunk = os.read(out_fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                raise BenchError(f"`{what}` wrote more than {limit} bytes")
+            chunks.append(chunk)
+        statuses = []
+        while pids:
+            _, status = os.waitpid(pids[0], 0)
+            pids.pop(0)
+            statuses.append(os.waitstatus_to_exitcode(status))
+        end = time.perf_counter_ns()
+        if any(statuses):
+            errors.seek(0)
+            message = errors.read(500).decode(errors="replace").strip()
+            raise BenchError(f"`{what}` failed with status {statuses}: {message or 'no message'}")
+        return end - start, b"".join(chunks)
+    finally:
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+        for fd in {devnull, read_fd, out_fd} - {None}:
+            os.close(fd)
+        if write_fd is not None:
+            os.close(write_fd)
+        errors.close()
 
 
 def peak_rss_kib(argv, env, rss_file, timeout):
