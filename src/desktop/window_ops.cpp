@@ -383,6 +383,15 @@ class set_window_state final : public desktop_op {
     const x11_atoms& a = *d.atoms;
     bool wm = window_manager_name(d.conn, a, d.root).has_value();
     bool ewmh_state = wm_supports(d.conn, a, d.root, a._NET_WM_STATE);
+    before_ = w->device;
+    already_ = reached(*w);
+    // Maximizing, fullscreen and restoring from them change the window's
+    // size too, and a manager sets the state before it resizes (Openbox: a
+    // few ms later).
+    resizes_ = change_ == window_state_change::maximized ||
+               change_ == window_state_change::fullscreen ||
+               (change_ == window_state_change::normal &&
+                (w->state.maximized || w->state.fullscreen));
     watch_window(d, id_);
     auto net_state = [&](bool add, xcb_atom_t first, xcb_atom_t second = XCB_NONE) {
       send_to_window_manager(d.conn, d.root, id_, a._NET_WM_STATE,
@@ -446,6 +455,9 @@ class set_window_state final : public desktop_op {
   std::optional<desktop_result> on_wake(desktop_context& d) override {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
     if (!w) return fail(str_cat("the window ", window_id_text(id_), " went away"));
+    // Reached, and the manager has not resized the window within kSettle:
+    // it keeps its size (a window already as large as maximized).
+    if (reached(*w)) return answer(*w, {});
     return answer(*w, str_cat("the window is not ", reached_text(), " after ",
                               seconds_text(kChangePatience), " s"));
   }
@@ -473,7 +485,13 @@ class set_window_state final : public desktop_op {
   std::optional<desktop_result> check(desktop_context& d) {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
     if (!w) return fail(str_cat("the window ", window_id_text(id_), " went away"));
-    if (reached(*w)) return answer(*w, {});
+    if (!reached(*w)) return std::nullopt;
+    // Answer once the size has followed the state, so that what comes
+    // next (list_windows, a screenshot) sees the window as it will stay;
+    // a window whose size does not change is answered kSettle after its
+    // state is reached.
+    if (!resizes_ || already_ || w->device != before_) return answer(*w, {});
+    wake_at = std::min(wake_at, desktop_clock::now() + kSettle);
     return std::nullopt;
   }
 
@@ -490,6 +508,9 @@ class set_window_state final : public desktop_op {
   xcb_window_t id_;
   window_state_change change_;
   bool enable_;
+  rect before_;           // The window's area before the change.
+  bool already_ = false;  // It was as asked before anything was sent.
+  bool resizes_ = false;  // The change resizes the window as well.
 };
 
 class close_window final : public desktop_op {
