@@ -1,6 +1,7 @@
 #include "x11/windows.h"
 
 #include <algorithm>
+#include <variant>
 #include <cctype>
 #include <cstdio>
 
@@ -37,12 +38,6 @@ std::vector<xcb_window_t> children(xcb_connection_t* c, xcb_window_t w) {
   return out;
 }
 
-bool has_property(xcb_connection_t* c, xcb_window_t w, xcb_atom_t prop) {
-  reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(
-      c, xcb_get_property(c, 0, w, prop, XCB_GET_PROPERTY_TYPE_ANY, 0, 0), nullptr));
-  return r && r->type != XCB_NONE;
-}
-
 }  // namespace
 
 std::string window_id_text(xcb_window_t w) {
@@ -59,16 +54,53 @@ std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atom
     // No EWMH window manager: clients are the root's children that carry
     // WM_CLASS, or, under a reparenting manager, the frames' WM_STATE
     // children. Override-redirect windows (menus, tooltips) are not clients.
-    for (xcb_window_t w : children(c, root)) {
+    // Two rounds of requests sent together, so the cost does not grow a
+    // round trip per window: the root's children, then their children.
+    const std::vector<xcb_window_t> tops = children(c, root);
+    struct top_cookies {
+      xcb_get_window_attributes_cookie_t attrs;
+      xcb_get_property_cookie_t cls;
+      xcb_query_tree_cookie_t tree;
+    };
+    std::vector<top_cookies> tc;
+    tc.reserve(tops.size());
+    for (xcb_window_t w : tops) {
+      tc.push_back({xcb_get_window_attributes(c, w),
+                    xcb_get_property(c, 0, w, XCB_ATOM_WM_CLASS, XCB_GET_PROPERTY_TYPE_ANY, 0, 0),
+                    xcb_query_tree(c, w)});
+    }
+    // In stacking order: a client, or the place of a frame's clients.
+    std::vector<std::variant<xcb_window_t, std::vector<xcb_window_t>>> found;
+    for (size_t i = 0; i < tops.size(); ++i) {
       reply_ptr<xcb_get_window_attributes_reply_t> at(
-          xcb_get_window_attributes_reply(c, xcb_get_window_attributes(c, w), nullptr));
+          xcb_get_window_attributes_reply(c, tc[i].attrs, nullptr));
+      reply_ptr<xcb_get_property_reply_t> cls(xcb_get_property_reply(c, tc[i].cls, nullptr));
+      reply_ptr<xcb_query_tree_reply_t> tree(xcb_query_tree_reply(c, tc[i].tree, nullptr));
       if (!at || at->override_redirect) continue;
-      if (has_property(c, w, XCB_ATOM_WM_CLASS)) {
-        ids.push_back(w);
+      if (cls && cls->type != XCB_NONE) {
+        found.emplace_back(tops[i]);
+      } else if (tree) {
+        auto* k = xcb_query_tree_children(tree.get());
+        found.emplace_back(std::vector<xcb_window_t>(k, k + xcb_query_tree_children_length(tree.get())));
+      }
+    }
+    std::vector<std::vector<xcb_get_property_cookie_t>> states(found.size());
+    for (size_t i = 0; i < found.size(); ++i) {
+      if (auto* kids = std::get_if<std::vector<xcb_window_t>>(&found[i])) {
+        for (xcb_window_t k : *kids) {
+          states[i].push_back(xcb_get_property(c, 0, k, a.WM_STATE, XCB_GET_PROPERTY_TYPE_ANY, 0, 0));
+        }
+      }
+    }
+    for (size_t i = 0; i < found.size(); ++i) {
+      if (auto* w = std::get_if<xcb_window_t>(&found[i])) {
+        ids.push_back(*w);
         continue;
       }
-      for (xcb_window_t k : children(c, w)) {
-        if (has_property(c, k, a.WM_STATE)) ids.push_back(k);
+      const auto& kids = std::get<std::vector<xcb_window_t>>(found[i]);
+      for (size_t j = 0; j < kids.size(); ++j) {
+        reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(c, states[i][j], nullptr));
+        if (r && r->type != XCB_NONE) ids.push_back(kids[j]);
       }
     }
   }
