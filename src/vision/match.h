@@ -1,7 +1,7 @@
 // Owns: finding a template image inside a bigger one, the core of
 // screenshot_find: grayscale conversion, zero-mean normalized
 // cross-correlation (what OpenCV calls TM_CCOEFF_NORMED) computed everywhere
-// or coarse-to-fine on 2x2 box pyramids, the suppression of overlapping
+// or coarse-to-fine on binomial pyramids, the suppression of overlapping
 // matches, and matching a template cut from a downscaled screenshot against
 // the device pixels the screenshot was made from.
 // Thread affinity: none; pure functions over pixels the caller owns and keeps
