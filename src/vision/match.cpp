@@ -1,0 +1,752 @@
+#include "vision/match.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+// The AVX2 kernels are compiled for that instruction set with GCC's (and
+// clang's) target attribute, so a generic x86-64 build carries them and the
+// CPU is asked once, at the first search, whether it runs them (as
+// capture/scale.cpp does).
+#if defined(__x86_64__) && defined(__GNUC__)
+#define CU_VISION_X86 1
+#include <immintrin.h>
+#else
+#define CU_VISION_X86 0
+#endif
+
+namespace cu {
+
+namespace {
+
+// The kernels read template rows in chunks of this many pixels.
+constexpr int kChunk = 16;
+
+int round_up(int v, int m) { return (v + m - 1) / m * m; }
+
+// A grayscale image with its own padded rows: every row is followed by at
+// least kChunk * 2 zero bytes, so a kernel reading a template row's padded
+// width from any valid position stays inside the row.
+struct plane {
+  int w = 0;
+  int h = 0;
+  size_t stride = 0;
+  std::vector<uint8_t> px;
+
+  const uint8_t* row(int y) const { return px.data() + size_t(y) * stride; }
+  uint8_t* row(int y) { return px.data() + size_t(y) * stride; }
+};
+
+plane make_plane(int w, int h) {
+  plane p;
+  p.w = w;
+  p.h = h;
+  p.stride = size_t(round_up(w + 2 * kChunk, kChunk * 2));
+  p.px.assign(p.stride * size_t(h), 0);
+  return p;
+}
+
+plane copy_plane(const gray_view& v) {
+  plane p = make_plane(v.w, v.h);
+  for (int y = 0; y < v.h; ++y) std::memcpy(p.row(y), v.data + size_t(y) * v.stride, size_t(v.w));
+  return p;
+}
+
+// The next pyramid level: half the size (an odd last row or column
+// dropped), pixel (x, y) centred on the 2x2 block at (2x, 2y) but filtered
+// with the binomial kernel [1 3 3 1] / 8 across four rows and columns (the
+// edges repeated), not the block's plain mean. The wider, smoother filter
+// is what makes coarse-to-fine work on text: after a 2x2 mean, one-pixel
+// strokes alias, and a template whose blocks straddle the haystack's blocks
+// (its position odd) scores as low as 0.3 at the third level, below
+// unrelated lines of text; after [1 3 3 1] the same case scores 0.55 and
+// ranks first (docs/vision.md).
+plane half(const plane& s) {
+  plane d = make_plane(s.w / 2, s.h / 2);
+  // Rows filtered across, at the destination's width: at most 8 * 255.
+  std::vector<uint16_t> across(size_t(d.w) * size_t(s.h));
+  for (int y = 0; y < s.h; ++y) {
+    const uint8_t* r = s.row(y);
+    uint16_t* o = &across[size_t(y) * size_t(d.w)];
+    for (int x = 0; x < d.w; ++x) {
+      const int l = std::max(0, 2 * x - 1), rr = std::min(s.w - 1, 2 * x + 2);
+      o[x] = uint16_t(r[l] + 3 * (r[2 * x] + r[2 * x + 1]) + r[rr]);
+    }
+  }
+  for (int y = 0; y < d.h; ++y) {
+    const uint16_t* r0 = &across[size_t(std::max(0, 2 * y - 1)) * size_t(d.w)];
+    const uint16_t* r1 = &across[size_t(2 * y) * size_t(d.w)];
+    const uint16_t* r2 = &across[size_t(2 * y + 1) * size_t(d.w)];
+    const uint16_t* r3 = &across[size_t(std::min(s.h - 1, 2 * y + 2)) * size_t(d.w)];
+    uint8_t* o = d.row(y);
+    for (int x = 0; x < d.w; ++x) {
+      o[x] = uint8_t((r0[x] + 3 * (r1[x] + r2[x]) + r3[x] + 32) >> 6);
+    }
+  }
+  return d;
+}
+
+// A template as the kernels read it: grey levels widened to 16 bits, each
+// row padded with zeros to a whole number of chunks, and the sums its score
+// needs. The zeros add nothing to a cross term, so a kernel may read the
+// haystack under them; the mask (-1 under the template, 0 under padding)
+// keeps them out of the haystack's own sums.
+struct tmpl {
+  int w = 0;
+  int h = 0;
+  int wpad = 0;
+  std::vector<int16_t> t;
+  std::vector<int16_t> mask;
+  int64_t n = 0;
+  int64_t sum = 0;
+  int64_t var = 0;  // n * sum(T^2) - sum(T)^2: n^2 times the variance, exactly.
+  // Rows the 32-bit lanes of the AVX2 kernels may take before their sums
+  // are carried into 64 bits (each lane gains at most 2 * 255^2 per chunk).
+  int flush_rows = 1;
+};
+
+tmpl make_tmpl(const plane& p) {
+  tmpl t;
+  t.w = p.w;
+  t.h = p.h;
+  t.wpad = round_up(p.w, kChunk);
+  t.t.assign(size_t(t.wpad) * size_t(t.h), 0);
+  t.mask.assign(size_t(t.wpad), 0);
+  std::fill(t.mask.begin(), t.mask.begin() + t.w, int16_t(-1));
+  int64_t sq = 0;
+  for (int y = 0; y < t.h; ++y) {
+    const uint8_t* r = p.row(y);
+    for (int x = 0; x < t.w; ++x) {
+      t.t[size_t(y) * size_t(t.wpad) + size_t(x)] = r[x];
+      t.sum += r[x];
+      sq += int64_t(r[x]) * r[x];
+    }
+  }
+  t.n = int64_t(t.w) * t.h;
+  t.var = t.n * sq - t.sum * t.sum;
+  const int64_t per_row = int64_t(t.wpad / kChunk) * 2 * 255 * 255;
+  t.flush_rows = int(std::max<int64_t>(1, std::min<int64_t>(t.h, UINT32_MAX / per_row)));
+  return t;
+}
+
+// The haystack side of one position's score.
+struct window_terms {
+  int64_t cross = 0;  // sum(T * I)
+  int64_t sum = 0;    // sum(I)
+  int64_t sumsq = 0;  // sum(I^2)
+};
+
+// The score from exact integer sums (see ncc_at for the formula, here
+// multiplied through by n so that every term is an integer): flat windows
+// score 0, and nothing else is ever divided by zero because the template is
+// never flat.
+double score_of(const tmpl& t, const window_terms& w) {
+  const int64_t var = t.n * w.sumsq - w.sum * w.sum;
+  if (var <= 0) return 0;
+  const int64_t num = t.n * w.cross - t.sum * w.sum;
+  const double s = double(num) / std::sqrt(double(t.var) * double(var));
+  return std::clamp(s, -1.0, 1.0);
+}
+
+int64_t cross_scalar(const uint8_t* a, size_t stride, const tmpl& t) {
+  int64_t total = 0;
+  const int16_t* tr = t.t.data();
+  for (int y = 0; y < t.h; ++y, a += stride, tr += t.wpad) {
+    // At most kMaxTemplateWidth * 255^2 per row: fits 32 bits unsigned.
+    uint32_t s = 0;
+    for (int x = 0; x < t.w; ++x) s += uint32_t(a[x]) * uint32_t(tr[x]);
+    total += s;
+  }
+  return total;
+}
+
+window_terms terms_scalar(const uint8_t* a, size_t stride, const tmpl& t) {
+  window_terms w;
+  const int16_t* tr = t.t.data();
+  for (int y = 0; y < t.h; ++y, a += stride, tr += t.wpad) {
+    uint32_t c = 0, s = 0, q = 0;
+    for (int x = 0; x < t.w; ++x) {
+      const uint32_t v = a[x];
+      c += v * uint32_t(tr[x]);
+      s += v;
+      q += v * v;
+    }
+    w.cross += c;
+    w.sum += s;
+    w.sumsq += q;
+  }
+  return w;
+}
+
+#if CU_VISION_X86
+
+[[gnu::target("avx2")]] int64_t hsum_u32(__m256i v) {
+  alignas(32) uint32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), v);
+  int64_t s = 0;
+  for (uint32_t l : lanes) s += l;
+  return s;
+}
+
+// Sixteen haystack pixels widened to 16 bits.
+[[gnu::target("avx2")]] inline __m256i load16(const uint8_t* a) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+}
+
+[[gnu::target("avx2")]] inline __m256i load_t(const int16_t* t) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t));
+}
+
+// cross_scalar with pmaddwd: sixteen products a chunk, summed in pairs into
+// eight 32-bit lanes, which are carried into 64 bits every flush_rows rows.
+[[gnu::target("avx2")]] int64_t cross_avx2(const uint8_t* a, size_t stride, const tmpl& t) {
+  int64_t total = 0;
+  const int16_t* tr = t.t.data();
+  __m256i acc = _mm256_setzero_si256();
+  int rows = 0;
+  for (int y = 0; y < t.h; ++y, a += stride, tr += t.wpad) {
+    for (int x = 0; x < t.wpad; x += kChunk) {
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(load16(a + x), load_t(tr + x)));
+    }
+    if (++rows == t.flush_rows) {
+      total += hsum_u32(acc);
+      acc = _mm256_setzero_si256();
+      rows = 0;
+    }
+  }
+  return total + hsum_u32(acc);
+}
+
+[[gnu::target("avx2")]] window_terms terms_avx2(const uint8_t* a, size_t stride, const tmpl& t) {
+  window_terms w;
+  const int16_t* tr = t.t.data();
+  const int16_t* mask = t.mask.data();
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i c = _mm256_setzero_si256(), s = c, q = c;
+  int rows = 0;
+  for (int y = 0; y < t.h; ++y, a += stride, tr += t.wpad) {
+    for (int x = 0; x < t.wpad; x += kChunk) {
+      const __m256i v = load16(a + x);
+      const __m256i m = _mm256_and_si256(v, load_t(mask + x));
+      c = _mm256_add_epi32(c, _mm256_madd_epi16(v, load_t(tr + x)));
+      s = _mm256_add_epi32(s, _mm256_madd_epi16(m, ones));
+      q = _mm256_add_epi32(q, _mm256_madd_epi16(m, m));
+    }
+    if (++rows == t.flush_rows) {
+      w.cross += hsum_u32(c);
+      w.sum += hsum_u32(s);
+      w.sumsq += hsum_u32(q);
+      c = s = q = _mm256_setzero_si256();
+      rows = 0;
+    }
+  }
+  w.cross += hsum_u32(c);
+  w.sum += hsum_u32(s);
+  w.sumsq += hsum_u32(q);
+  return w;
+}
+
+bool cpu_has_avx2() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return bool(__builtin_cpu_supports("avx2"));
+  }();
+  return has;
+}
+
+#endif
+
+// The kernels one search uses.
+struct kernels {
+  int64_t (*cross)(const uint8_t*, size_t, const tmpl&) = cross_scalar;
+  window_terms (*terms)(const uint8_t*, size_t, const tmpl&) = terms_scalar;
+};
+
+kernels pick_kernels(bool use_simd) {
+  kernels k;
+#if CU_VISION_X86
+  if (use_simd && cpu_has_avx2()) {
+    k.cross = cross_avx2;
+    k.terms = terms_avx2;
+  }
+#else
+  (void)use_simd;
+#endif
+  return k;
+}
+
+double score_at(const plane& p, int x, int y, const tmpl& t, const kernels& k) {
+  return score_of(t, k.terms(p.row(y) + x, p.stride, t));
+}
+
+// Scores of every position of t in p, row by row into a map of
+// (p.w - t.w + 1) x (p.h - t.h + 1) floats. The window sums come from
+// column sums kept up to date as the window slides down, and a running sum
+// across each row: the job of a summed-area table in two rows of memory.
+std::vector<float> score_map(const plane& p, const tmpl& t, const kernels& k) {
+  const int nx = p.w - t.w + 1, ny = p.h - t.h + 1;
+  std::vector<float> out(size_t(nx) * size_t(ny));
+  std::vector<uint32_t> col(size_t(p.w), 0);
+  std::vector<uint64_t> colsq(size_t(p.w), 0);
+  for (int y = 0; y < t.h; ++y) {
+    const uint8_t* r = p.row(y);
+    for (int x = 0; x < p.w; ++x) {
+      col[size_t(x)] += r[x];
+      colsq[size_t(x)] += uint32_t(r[x]) * r[x];
+    }
+  }
+  for (int y = 0; y < ny; ++y) {
+    if (y > 0) {
+      const uint8_t* gone = p.row(y - 1);
+      const uint8_t* come = p.row(y + t.h - 1);
+      for (int x = 0; x < p.w; ++x) {
+        col[size_t(x)] += uint32_t(come[x]) - gone[x];
+        colsq[size_t(x)] += uint64_t(uint32_t(come[x]) * come[x]) - uint32_t(gone[x]) * gone[x];
+      }
+    }
+    window_terms w;
+    for (int x = 0; x < t.w; ++x) {
+      w.sum += col[size_t(x)];
+      w.sumsq += int64_t(colsq[size_t(x)]);
+    }
+    const uint8_t* r = p.row(y);
+    float* o = &out[size_t(y) * size_t(nx)];
+    for (int x = 0; x < nx; ++x) {
+      w.cross = k.cross(r + x, p.stride, t);
+      o[x] = float(score_of(t, w));
+      if (x + 1 < nx) {
+        w.sum += int64_t(col[size_t(x + t.w)]) - col[size_t(x)];
+        w.sumsq += int64_t(colsq[size_t(x + t.w)]) - int64_t(colsq[size_t(x)]);
+      }
+    }
+  }
+  return out;
+}
+
+struct candidate {
+  double score;
+  int x;
+  int y;
+};
+
+// Best first; equal scores top to bottom, then left to right (the order in
+// which OpenCV's minMaxLoc meets them).
+bool better(const candidate& a, const candidate& b) {
+  if (a.score != b.score) return a.score > b.score;
+  if (a.y != b.y) return a.y < b.y;
+  return a.x < b.x;
+}
+
+// The local maxima of a score map scoring at least floor: positions no
+// neighbour of which scores higher.
+std::vector<candidate> local_maxima(const std::vector<float>& map, int nx, int ny, double floor) {
+  std::vector<candidate> out;
+  for (int y = 0; y < ny; ++y) {
+    const float* r = &map[size_t(y) * size_t(nx)];
+    for (int x = 0; x < nx; ++x) {
+      const float s = r[x];
+      if (!(s >= floor)) continue;
+      bool peak = true;
+      for (int dy = -1; dy <= 1 && peak; ++dy) {
+        if (y + dy < 0 || y + dy >= ny) continue;
+        const float* q = &map[size_t(y + dy) * size_t(nx)];
+        for (int dx = -1; dx <= 1; ++dx) {
+          if (x + dx < 0 || x + dx >= nx) continue;
+          if (q[x + dx] > s) {
+            peak = false;
+            break;
+          }
+        }
+      }
+      if (peak) out.push_back({s, x, y});
+    }
+  }
+  return out;
+}
+
+// Greedy non-maximum suppression over candidates (best first already): a
+// candidate is kept unless its w x h rectangle shares more than half its
+// area with one kept before it. Stops at max_results.
+std::vector<match> suppress(const std::vector<candidate>& sorted, int w, int h, int max_results) {
+  std::vector<match> kept;
+  const int64_t half_area = int64_t(w) * h / 2;
+  for (const candidate& c : sorted) {
+    bool overlaps = false;
+    for (const match& m : kept) {
+      const int64_t ox = std::max(0, std::min(c.x, m.x) + w - std::max(c.x, m.x));
+      const int64_t oy = std::max(0, std::min(c.y, m.y) + h - std::max(c.y, m.y));
+      if (ox * oy > half_area) {
+        overlaps = true;
+        break;
+      }
+    }
+    if (overlaps) continue;
+    kept.push_back({c.x, c.y, w, h, c.score});
+    if (int(kept.size()) == max_results) break;
+  }
+  return kept;
+}
+
+// The final list from full-resolution candidates with exact scores.
+std::vector<match> finish(std::vector<candidate> cands, const tmpl& t, const match_options& o) {
+  std::erase_if(cands, [&](const candidate& c) { return !(c.score >= o.threshold && c.score > 0); });
+  std::sort(cands.begin(), cands.end(), better);
+  return suppress(cands, t.w, t.h, o.max_results);
+}
+
+std::vector<match> search_exhaustive(const plane& hay, const tmpl& t, const match_options& o,
+                                     const kernels& k) {
+  const int nx = hay.w - t.w + 1, ny = hay.h - t.h + 1;
+  const std::vector<float> map = score_map(hay, t, k);
+  // The map holds floats; a position within float rounding of the threshold
+  // is rescored exactly before the threshold decides.
+  std::vector<candidate> cands = local_maxima(map, nx, ny, o.threshold - 1e-5);
+  for (candidate& c : cands) c.score = score_at(hay, c.x, c.y, t, k);
+  return finish(std::move(cands), t, o);
+}
+
+// How many candidates survive each level of the pyramid search, and how far
+// below the threshold a coarse score may be and still be followed. A
+// template's coarse scores run lower than its full-resolution ones (its
+// pixels seldom line up with the haystack's at a coarse level), so the best
+// few are followed whatever they score, and as many more as score within
+// the margin, up to the cap.
+struct keep_rule {
+  int at_least;
+  double margin;
+  int cap;
+};
+
+keep_rule keep_at(int level, int max_results) {
+  const int base = std::max(32, 2 * max_results);
+  return {base, 0.15 + 0.1 * level, std::max(256, 4 * max_results)};
+}
+
+std::vector<candidate> prune(std::vector<candidate> c, const keep_rule& r, double threshold) {
+  std::sort(c.begin(), c.end(), better);
+  // Refining two candidates into one position leaves duplicates next to
+  // each other in this order.
+  c.erase(std::unique(c.begin(), c.end(),
+                      [](const candidate& a, const candidate& b) {
+                        return a.x == b.x && a.y == b.y;
+                      }),
+          c.end());
+  size_t keep = 0;
+  while (keep < c.size() && int(keep) < r.cap &&
+         (int(keep) < r.at_least || c[keep].score >= threshold - r.margin)) {
+    ++keep;
+  }
+  c.resize(keep);
+  return c;
+}
+
+// The best position within +-2 pixels of (x, y), and further on while the
+// best sits on the edge of the neighbourhood searched (a few steps at most).
+candidate refine(const plane& p, const tmpl& t, const kernels& k, int x, int y) {
+  const int nx = p.w - t.w + 1, ny = p.h - t.h + 1;
+  candidate best{-2, std::clamp(x, 0, nx - 1), std::clamp(y, 0, ny - 1)};
+  int cx = best.x, cy = best.y;
+  for (int step = 0; step < 4; ++step) {
+    const int x0 = std::max(0, cx - 2), x1 = std::min(nx - 1, cx + 2);
+    const int y0 = std::max(0, cy - 2), y1 = std::min(ny - 1, cy + 2);
+    const candidate before = best;
+    for (int yy = y0; yy <= y1; ++yy) {
+      for (int xx = x0; xx <= x1; ++xx) {
+        const candidate c{score_at(p, xx, yy, t, k), xx, yy};
+        if (better(c, best)) best = c;
+      }
+    }
+    const bool on_edge = (best.x == x0 && x0 > 0) || (best.x == x1 && x1 < nx - 1) ||
+                         (best.y == y0 && y0 > 0) || (best.y == y1 && y1 < ny - 1);
+    if (!on_edge || (best.x == before.x && best.y == before.y)) break;
+    cx = best.x;
+    cy = best.y;
+  }
+  return best;
+}
+
+// The deepest level at which the template keeps kCoarseMinSide pixels on
+// its smaller side (0: none below full resolution).
+int coarse_level(int w, int h) {
+  int level = 0;
+  while ((std::min(w, h) >> (level + 1)) >= kCoarseMinSide) ++level;
+  return level;
+}
+
+std::vector<match> search_pyramid(plane hay0, const plane& needle0, const match_options& o,
+                                  const kernels& k) {
+  const int top = coarse_level(needle0.w, needle0.h);
+  std::vector<plane> hay, needle;
+  hay.push_back(std::move(hay0));
+  needle.push_back(needle0);
+  for (int l = 1; l <= top; ++l) {
+    hay.push_back(half(hay.back()));
+    needle.push_back(half(needle.back()));
+  }
+  std::vector<tmpl> t;
+  for (const plane& p : needle) t.push_back(make_tmpl(p));
+
+  // Every position at the top; a flat template there (all its detail finer
+  // than the blocks) cannot rank anything, so the search starts lower.
+  int l = top;
+  while (l > 0 && t[size_t(l)].var == 0) --l;
+  if (l == 0) return search_exhaustive(hay[0], t[0], o, k);
+  const plane& ht = hay[size_t(l)];
+  const tmpl& tt = t[size_t(l)];
+  const int nx = ht.w - tt.w + 1, ny = ht.h - tt.h + 1;
+  const std::vector<float> map = score_map(ht, tt, k);
+  std::vector<candidate> cands =
+      prune(local_maxima(map, nx, ny, -1.0), keep_at(l, o.max_results), o.threshold);
+
+  while (l > 0) {
+    --l;
+    for (candidate& c : cands) c = refine(hay[size_t(l)], t[size_t(l)], k, 2 * c.x, 2 * c.y);
+    if (l > 0) cands = prune(std::move(cands), keep_at(l, o.max_results), o.threshold);
+  }
+  return finish(std::move(cands), t[0], o);
+}
+
+[[gnu::format(printf, 1, 2)]] error invalid(const char* fmt, ...) {
+  char msg[300];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, args);
+  va_end(args);
+  return make_error(errc::invalid_argument, msg);
+}
+
+// The checks of find_template's contract; the template's pixels are only
+// looked at for flatness.
+std::optional<error> check(const gray_view& hay, const gray_view& needle, const match_options& o) {
+  if (!hay.data || hay.w <= 0 || hay.h <= 0) return invalid("the image to search is empty");
+  if (!needle.data || needle.w <= 0 || needle.h <= 0) return invalid("the template is empty");
+  if (!(o.threshold >= 0 && o.threshold <= 1)) {
+    return invalid("threshold must be from 0 to 1, not %g", o.threshold);
+  }
+  if (o.max_results < 1 || o.max_results > kMaxResults) {
+    return invalid("max_results must be from 1 to %d, not %d", kMaxResults, o.max_results);
+  }
+  if (int64_t(needle.w) * needle.h > kMaxTemplateArea || needle.w > kMaxTemplateWidth) {
+    return invalid("the template (%dx%d) is too large: at most %lld pixels and %d wide",
+                   needle.w, needle.h, (long long)kMaxTemplateArea, kMaxTemplateWidth);
+  }
+  if (needle.w > hay.w || needle.h > hay.h) {
+    return invalid("the template (%dx%d) is larger than the image searched (%dx%d)", needle.w,
+                   needle.h, hay.w, hay.h);
+  }
+  int64_t sum = 0, sq = 0;
+  for (int y = 0; y < needle.h; ++y) {
+    for (int x = 0; x < needle.w; ++x) {
+      const int v = needle.at(x, y);
+      sum += v;
+      sq += int64_t(v) * v;
+    }
+  }
+  const double n = double(needle.w) * needle.h;
+  const double mean = double(sum) / n;
+  const double stddev = std::sqrt(std::max(0.0, double(sq) / n - mean * mean));
+  if (stddev < kFlatTemplateStddev) {
+    return invalid(
+        "the template is a single flat colour (grey %.0f, standard deviation %.2f): nothing "
+        "to match; cut one with an edge, an icon or some text in it",
+        mean, stddev);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+gray_image to_gray(const uint8_t* pixels, int w, int h, size_t stride, color_layout l) {
+  gray_image g{w, h, std::vector<uint8_t>(size_t(w) * size_t(h))};
+  const size_t bpp = size_t(l.bytes_per_pixel);
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* s = pixels + size_t(y) * stride;
+    uint8_t* d = &g.pixels[size_t(y) * size_t(w)];
+    for (int x = 0; x < w; ++x, s += bpp) {
+      d[x] = uint8_t((4899u * s[l.r] + 9617u * s[l.g] + 1868u * s[l.b] + 8192u) >> 14);
+    }
+  }
+  return g;
+}
+
+gray_image area_downscale(const gray_view& src, int dst_w, int dst_h) {
+  // capture/scale.cpp's arithmetic, on one channel (that file is a sibling
+  // layer, so the few lines are repeated here rather than included).
+  // Destination sample i covers [i * S, (i + 1) * S) in units of 1/D source
+  // pixels, source sample j covers [j * D, (j + 1) * D); each tap weighs
+  // its overlap in 1/256ths, quantized as a running sum so that a sample's
+  // weights add up to exactly 256.
+  struct taps {
+    std::vector<int> first;
+    std::vector<std::vector<uint32_t>> w;
+  };
+  auto make_taps = [](int S, int D) {
+    taps t;
+    for (int i = 0; i < D; ++i) {
+      const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
+      const int first = int(a / D), last = int((b - 1) / D);
+      std::vector<uint32_t> w;
+      int64_t covered = 0;
+      int prev = 0;
+      for (int j = first; j <= last; ++j) {
+        covered += std::min(b, int64_t(j + 1) * D) - std::max(a, int64_t(j) * D);
+        const int cum = int((covered * 256 + S / 2) / S);
+        w.push_back(uint32_t(cum - prev));
+        prev = cum;
+      }
+      t.first.push_back(first);
+      t.w.push_back(std::move(w));
+    }
+    return t;
+  };
+  const taps xt = make_taps(src.w, dst_w), yt = make_taps(src.h, dst_h);
+  gray_image d{dst_w, dst_h, std::vector<uint8_t>(size_t(dst_w) * size_t(dst_h))};
+  // One vertically filtered source row, in 1/256ths of a grey level.
+  std::vector<uint32_t> acc(size_t(src.w));
+  for (int y = 0; y < dst_h; ++y) {
+    std::fill(acc.begin(), acc.end(), 0u);
+    const std::vector<uint32_t>& wy = yt.w[size_t(y)];
+    for (size_t k = 0; k < wy.size(); ++k) {
+      const uint8_t* r = src.data + size_t(yt.first[size_t(y)] + int(k)) * src.stride;
+      for (int x = 0; x < src.w; ++x) acc[size_t(x)] += wy[k] * r[x];
+    }
+    uint8_t* o = &d.pixels[size_t(y) * size_t(dst_w)];
+    for (int x = 0; x < dst_w; ++x) {
+      const std::vector<uint32_t>& wx = xt.w[size_t(x)];
+      const uint32_t* a = &acc[size_t(xt.first[size_t(x)])];
+      uint32_t v = 1u << 15;
+      for (size_t k = 0; k < wx.size(); ++k) v += wx[k] * a[k];
+      o[x] = uint8_t(v >> 16);
+    }
+  }
+  return d;
+}
+
+double ncc_at(const gray_view& hay, const gray_view& needle, int x, int y) {
+  const double n = double(needle.w) * needle.h;
+  double st = 0, si = 0;
+  for (int j = 0; j < needle.h; ++j) {
+    for (int i = 0; i < needle.w; ++i) {
+      st += needle.at(i, j);
+      si += hay.at(x + i, y + j);
+    }
+  }
+  const double mt = st / n, mi = si / n;
+  double num = 0, tt = 0, ii = 0;
+  for (int j = 0; j < needle.h; ++j) {
+    for (int i = 0; i < needle.w; ++i) {
+      const double a = needle.at(i, j) - mt, b = hay.at(x + i, y + j) - mi;
+      num += a * b;
+      tt += a * a;
+      ii += b * b;
+    }
+  }
+  if (ii == 0 || tt == 0) return 0;
+  return std::clamp(num / std::sqrt(tt * ii), -1.0, 1.0);
+}
+
+result<std::vector<match>> find_template(const gray_view& haystack, const gray_view& needle,
+                                         const match_options& o) {
+  if (auto e = check(haystack, needle, o)) return std::move(*e);
+  const kernels k = pick_kernels(o.use_simd);
+  plane hay = copy_plane(haystack);
+  const plane nee = copy_plane(needle);
+  match_method method = o.method;
+  if (method == match_method::automatic) {
+    // Below about 2^24 multiply-adds the whole search takes a few
+    // milliseconds, and a pyramid would save little.
+    const int64_t positions = int64_t(hay.w - nee.w + 1) * (hay.h - nee.h + 1);
+    const bool cheap = positions * nee.w * nee.h <= (int64_t(1) << 24);
+    method = cheap || coarse_level(nee.w, nee.h) == 0 ? match_method::exhaustive
+                                                         : match_method::pyramid;
+  }
+  if (method == match_method::pyramid && coarse_level(nee.w, nee.h) > 0) {
+    return search_pyramid(std::move(hay), nee, o, k);
+  }
+  return search_exhaustive(hay, make_tmpl(nee), o, k);
+}
+
+result<std::vector<match>> find_template_scaled(const gray_view& device, size2 image,
+                                                const gray_view& needle,
+                                                const match_options& o, const rect& region) {
+  if (!device.data || device.w <= 0 || device.h <= 0) return invalid("the image to search is empty");
+  if (image.w <= 0 || image.h <= 0 || image.w > device.w || image.h > device.h) {
+    return invalid("the screenshot's size (%dx%d) must be positive and at most the device's (%dx%d)",
+                   image.w, image.h, device.w, device.h);
+  }
+  rect area = region;
+  if (area.w == 0 && area.h == 0) area = {0, 0, image.w, image.h};
+  if (area.x < 0 || area.y < 0 || area.w <= 0 || area.h <= 0 || area.x + area.w > image.w ||
+      area.y + area.h > image.h) {
+    return invalid("the region [%d, %d, %d, %d] is not inside the %dx%d screenshot", area.x,
+                   area.y, area.x + area.w, area.y + area.h, image.w, image.h);
+  }
+  if (image.w == device.w && image.h == device.h) {
+    auto found = find_template(device.crop(area), needle, o);
+    if (found) {
+      for (match& m : *found) {
+        m.x += area.x;
+        m.y += area.y;
+      }
+    }
+    return found;
+  }
+
+  const gray_image small = area_downscale(device, image.w, image.h);
+  auto found = find_template(small.view().crop(area), needle, o);
+  if (!found) return found;
+
+  // The template at device resolution: each device pixel's centre mapped
+  // into the template and interpolated bilinearly.
+  const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
+  const int dw = std::min(device.w, std::max(1, int(std::lround(needle.w * sx))));
+  const int dh = std::min(device.h, std::max(1, int(std::lround(needle.h * sy))));
+  plane up = make_plane(dw, dh);
+  for (int y = 0; y < dh; ++y) {
+    const double v = std::clamp((y + 0.5) * needle.h / dh - 0.5, 0.0, double(needle.h - 1));
+    const int y0 = int(v), y1 = std::min(y0 + 1, needle.h - 1);
+    const double fy = v - y0;
+    for (int x = 0; x < dw; ++x) {
+      const double u = std::clamp((x + 0.5) * needle.w / dw - 0.5, 0.0, double(needle.w - 1));
+      const int x0 = int(u), x1 = std::min(x0 + 1, needle.w - 1);
+      const double fx = u - x0;
+      const double top = needle.at(x0, y0) * (1 - fx) + needle.at(x1, y0) * fx;
+      const double bottom = needle.at(x0, y1) * (1 - fx) + needle.at(x1, y1) * fx;
+      up.row(y)[x] = uint8_t(std::lround(top * (1 - fy) + bottom * fy));
+    }
+  }
+  const tmpl t = make_tmpl(up);
+  const kernels k = pick_kernels(o.use_simd);
+  // A pixel and a half of an image pixel either way, in device pixels.
+  const int rx = int(std::ceil(1.5 * sx)), ry = int(std::ceil(1.5 * sy));
+  for (match& m : *found) {
+    const int gx = int(std::lround((m.x + area.x) * sx)), gy = int(std::lround((m.y + area.y) * sy));
+    m = {std::clamp(gx, 0, device.w - dw), std::clamp(gy, 0, device.h - dh), dw, dh, m.score};
+    if (t.var == 0) continue;
+    // The neighbourhood, copied into a padded plane for the kernel.
+    const int x0 = std::max(0, m.x - rx), y0 = std::max(0, m.y - ry);
+    const int x1 = std::min(device.w - dw, m.x + rx), y1 = std::min(device.h - dh, m.y + ry);
+    const plane near = copy_plane(device.crop({x0, y0, x1 - x0 + dw, y1 - y0 + dh}));
+    candidate best{-2, m.x, m.y};
+    for (int y = y0; y <= y1; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        // Nearer the mapped spot wins a tie.
+        const candidate c{score_at(near, x - x0, y - y0, t, k), x, y};
+        if (c.score > best.score ||
+            (c.score == best.score &&
+             std::abs(x - gx) + std::abs(y - gy) < std::abs(best.x - gx) + std::abs(best.y - gy))) {
+          best = c;
+        }
+      }
+    }
+    m.x = best.x;
+    m.y = best.y;
+  }
+  return found;
+}
+
+}  // namespace cu
