@@ -11,14 +11,16 @@
 // WxH as a screenshot would be, the template cut from that at X,Y,W,H, and
 // find_template_scaled is timed instead.
 //
-// Options: --runs N (30), --method automatic|exhaustive|pyramid,
-// --scalar (no AVX2), --threshold T (0.9), --max-results K (10),
+// Options: --runs N (30), --warmup N (untimed calls first, 2),
+// --method automatic|exhaustive|pyramid, --scalar (no AVX2), --threshold T
+// (0.9), --max-results K (10), --no-best (skip the call for "best"),
 // --gray-out PREFIX (writes PREFIX-haystack.pgm and PREFIX-needle.pgm, the
 // grey images searched, so another program can search the same ones).
 //
-// Prints one JSON object: the sizes, the options, p50/p90/min milliseconds,
-// the peak resident memory the searches added (KiB), the matches, and the
-// best position (threshold 0, one result, same method).
+// Prints one JSON object: the sizes, the options, every time and the
+// p50/p90/min in milliseconds, the peak resident memory the searches added
+// (KiB), the matches, and the best position (one more call with threshold
+// 0 and one result, same method).
 #include <spng.h>
 
 #include <algorithm>
@@ -109,8 +111,8 @@ int usage() {
   std::fprintf(stderr,
                "usage: bench_match HAYSTACK.png NEEDLE.png [options]\n"
                "       bench_match HAYSTACK.png X,Y,W,H --scaled WxH [options]\n"
-               "options: --runs N --method automatic|exhaustive|pyramid --scalar\n"
-               "         --threshold T --max-results K --gray-out PREFIX\n");
+               "options: --runs N --warmup N --method automatic|exhaustive|pyramid --scalar\n"
+               "         --threshold T --max-results K --no-best --gray-out PREFIX\n");
   return 2;
 }
 
@@ -129,7 +131,8 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   const char* hay_path = argv[1];
   const char* needle_arg = argv[2];
-  int runs = 30;
+  int runs = 30, warmup = 2;
+  bool want_best = true;
   cu::match_options opt;
   const char* gray_out = nullptr;
   cu::size2 scaled{};
@@ -140,10 +143,16 @@ int main(int argc, char** argv) {
       opt.use_simd = false;
       continue;
     }
+    if (a == "--no-best") {
+      want_best = false;
+      continue;
+    }
     if (v == nullptr) return usage();
     ++i;
     if (a == "--runs") {
       runs = std::max(1, std::atoi(v));
+    } else if (a == "--warmup") {
+      warmup = std::max(0, std::atoi(v));
     } else if (a == "--method") {
       const std::string m = v;
       if (m == "exhaustive") opt.method = cu::match_method::exhaustive;
@@ -200,7 +209,7 @@ int main(int argc, char** argv) {
   std::vector<double> ms;
   reset_peak();
   const long rss_before = status_kib("VmRSS");
-  for (int r = -2; r < runs; ++r) {
+  for (int r = -warmup; r < runs; ++r) {
     const auto t0 = clock_type::now();
     auto res = search(opt);
     const double t = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
@@ -215,7 +224,11 @@ int main(int argc, char** argv) {
   cu::match_options best_opt = opt;
   best_opt.threshold = 0;
   best_opt.max_results = 1;
-  auto best = search(best_opt);
+  std::vector<cu::match> best;
+  if (want_best) {
+    auto b = search(best_opt);
+    if (b) best = std::move(*b);
+  }
 
   std::printf("{\"haystack\": [%d, %d], \"needle\": [%d, %d], ", hay.w, hay.h, needle.w,
               needle.h);
@@ -226,12 +239,15 @@ int main(int argc, char** argv) {
   std::printf("\"method\": \"%s\", \"simd\": %s, \"threshold\": %g, \"max_results\": %d, ",
               method_name(opt.method), opt.use_simd ? "true" : "false", opt.threshold,
               opt.max_results);
+  std::printf("\"times_ms\": [");
+  for (size_t i = 0; i < ms.size(); ++i) std::printf("%s%.3f", i ? ", " : "", ms[i]);
+  std::printf("], ");
   std::printf("\"runs\": %d, \"p50_ms\": %.3f, \"p90_ms\": %.3f, \"min_ms\": %.3f, ", runs,
               percentile(ms, 0.5), percentile(ms, 0.9), percentile(ms, 0.0));
   std::printf("\"rss_added_kib\": %ld, \"matches\": ", peak - rss_before);
   print_matches(found);
   std::printf(", \"best\": ");
-  print_matches(best ? *best : std::vector<cu::match>{});
+  print_matches(best);
   std::printf("}\n");
   return 0;
 }
