@@ -67,24 +67,23 @@ plane copy_plane(const gray_view& v) {
 // ranks first (docs/vision.md).
 plane half(const plane& s) {
   plane d = make_plane(s.w / 2, s.h / 2);
-  // Rows filtered across, at the destination's width: at most 8 * 255.
-  std::vector<uint16_t> across(size_t(d.w) * size_t(s.h));
-  for (int y = 0; y < s.h; ++y) {
-    const uint8_t* r = s.row(y);
-    uint16_t* o = &across[size_t(y) * size_t(d.w)];
-    for (int x = 0; x < d.w; ++x) {
-      const int l = std::max(0, 2 * x - 1), rr = std::min(s.w - 1, 2 * x + 2);
-      o[x] = uint16_t(r[l] + 3 * (r[2 * x] + r[2 * x + 1]) + r[rr]);
-    }
-  }
+  // Down the columns first, over whole rows (a loop the compiler
+  // vectorizes), then across at every other column: at most 64 * 255.
+  std::vector<uint16_t> down(size_t(s.w));
   for (int y = 0; y < d.h; ++y) {
-    const uint16_t* r0 = &across[size_t(std::max(0, 2 * y - 1)) * size_t(d.w)];
-    const uint16_t* r1 = &across[size_t(2 * y) * size_t(d.w)];
-    const uint16_t* r2 = &across[size_t(2 * y + 1) * size_t(d.w)];
-    const uint16_t* r3 = &across[size_t(std::min(s.h - 1, 2 * y + 2)) * size_t(d.w)];
+    const uint8_t* r0 = s.row(std::max(0, 2 * y - 1));
+    const uint8_t* r1 = s.row(2 * y);
+    const uint8_t* r2 = s.row(2 * y + 1);
+    const uint8_t* r3 = s.row(std::min(s.h - 1, 2 * y + 2));
+    for (int x = 0; x < s.w; ++x) {
+      down[size_t(x)] = uint16_t(r0[x] + 3 * (r1[x] + r2[x]) + r3[x]);
+    }
+    const uint16_t* v = down.data();
     uint8_t* o = d.row(y);
-    for (int x = 0; x < d.w; ++x) {
-      o[x] = uint8_t((r0[x] + 3 * (r1[x] + r2[x]) + r3[x] + 32) >> 6);
+    o[0] = uint8_t((v[0] + 3 * (v[0] + v[1]) + v[std::min(s.w - 1, 2)] + 32) >> 6);
+    for (int x = 1; x < d.w; ++x) {
+      const int l = 2 * x - 1, r = std::min(s.w - 1, 2 * x + 2);
+      o[x] = uint8_t((v[l] + 3 * (v[l + 1] + v[l + 2]) + v[r] + 32) >> 6);
     }
   }
   return d;
@@ -105,7 +104,8 @@ struct tmpl {
   int64_t sum = 0;
   int64_t var = 0;  // n * sum(T^2) - sum(T)^2: n^2 times the variance, exactly.
   // Rows the 32-bit lanes of the AVX2 kernels may take before their sums
-  // are carried into 64 bits (each lane gains at most 2 * 255^2 per chunk).
+  // are carried into 64 bits: each lane gains at most 2 * 255^2 per chunk,
+  // and cross4_avx2 adds a position's eight lanes together in 32 bits.
   int flush_rows = 1;
 };
 
@@ -129,7 +129,7 @@ tmpl make_tmpl(const plane& p) {
   t.n = int64_t(t.w) * t.h;
   t.var = t.n * sq - t.sum * t.sum;
   const int64_t per_row = int64_t(t.wpad / kChunk) * 2 * 255 * 255;
-  t.flush_rows = int(std::max<int64_t>(1, std::min<int64_t>(t.h, UINT32_MAX / per_row)));
+  t.flush_rows = int(std::max<int64_t>(1, std::min<int64_t>(t.h, UINT32_MAX / (8 * per_row))));
   return t;
 }
 
@@ -156,12 +156,16 @@ int64_t cross_scalar(const uint8_t* a, size_t stride, const tmpl& t) {
   int64_t total = 0;
   const int16_t* tr = t.t.data();
   for (int y = 0; y < t.h; ++y, a += stride, tr += t.wpad) {
-    // At most kMaxTemplateWidth * 255^2 per row: fits 32 bits unsigned.
+    // At most kMaxTemplateSide * 255^2 per row: fits 32 bits unsigned.
     uint32_t s = 0;
     for (int x = 0; x < t.w; ++x) s += uint32_t(a[x]) * uint32_t(tr[x]);
     total += s;
   }
   return total;
+}
+
+void cross4_scalar(const uint8_t* a, size_t stride, const tmpl& t, int64_t* out) {
+  for (int i = 0; i < 4; ++i) out[i] = cross_scalar(a + i, stride, t);
 }
 
 window_terms terms_scalar(const uint8_t* a, size_t stride, const tmpl& t) {
@@ -221,6 +225,43 @@ window_terms terms_scalar(const uint8_t* a, size_t stride, const tmpl& t) {
   return total + hsum_u32(acc);
 }
 
+// Adds the four positions' lanes into out[0] to out[3] and clears them.
+[[gnu::target("avx2")]] inline void carry4(__m256i& c0, __m256i& c1, __m256i& c2, __m256i& c3,
+                                           int64_t* out) {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(c0, c1), _mm256_hadd_epi32(c2, c3));
+  alignas(16) uint32_t sums[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(sums),
+                  _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  for (int i = 0; i < 4; ++i) out[i] += sums[i];
+  c0 = c1 = c2 = c3 = _mm256_setzero_si256();
+}
+
+// cross_avx2 at four neighbouring positions, a to a + 3, in one pass: each
+// template chunk is loaded once for the four, and the four sums are
+// gathered with horizontal adds, so a small template (one chunk a row at
+// the coarse level) costs little more than its multiply-adds.
+[[gnu::target("avx2")]] void cross4_avx2(const uint8_t* a, size_t stride, const tmpl& t,
+                                         int64_t* out) {
+  const int16_t* tr = t.t.data();
+  __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0;
+  out[0] = out[1] = out[2] = out[3] = 0;
+  int rows = 0;
+  for (int y = 0; y < t.h; ++y, a += stride, tr += t.wpad) {
+    for (int x = 0; x < t.wpad; x += kChunk) {
+      const __m256i tv = load_t(tr + x);
+      c0 = _mm256_add_epi32(c0, _mm256_madd_epi16(load16(a + x), tv));
+      c1 = _mm256_add_epi32(c1, _mm256_madd_epi16(load16(a + x + 1), tv));
+      c2 = _mm256_add_epi32(c2, _mm256_madd_epi16(load16(a + x + 2), tv));
+      c3 = _mm256_add_epi32(c3, _mm256_madd_epi16(load16(a + x + 3), tv));
+    }
+    if (++rows == t.flush_rows) {
+      carry4(c0, c1, c2, c3, out);
+      rows = 0;
+    }
+  }
+  carry4(c0, c1, c2, c3, out);
+}
+
 [[gnu::target("avx2")]] window_terms terms_avx2(const uint8_t* a, size_t stride, const tmpl& t) {
   window_terms w;
   const int16_t* tr = t.t.data();
@@ -263,6 +304,8 @@ bool cpu_has_avx2() {
 // The kernels one search uses.
 struct kernels {
   int64_t (*cross)(const uint8_t*, size_t, const tmpl&) = cross_scalar;
+  // The cross terms at a to a + 3 into out[0] to out[3].
+  void (*cross4)(const uint8_t*, size_t, const tmpl&, int64_t* out) = cross4_scalar;
   window_terms (*terms)(const uint8_t*, size_t, const tmpl&) = terms_scalar;
 };
 
@@ -271,6 +314,7 @@ kernels pick_kernels(bool use_simd) {
 #if CU_VISION_X86
   if (use_simd && cpu_has_avx2()) {
     k.cross = cross_avx2;
+    k.cross4 = cross4_avx2;
     k.terms = terms_avx2;
   }
 #else
@@ -283,47 +327,74 @@ double score_at(const plane& p, int x, int y, const tmpl& t, const kernels& k) {
   return score_of(t, k.terms(p.row(y) + x, p.stride, t));
 }
 
-// Scores of every position of t in p, row by row into a map of
-// (p.w - t.w + 1) x (p.h - t.h + 1) floats. The window sums come from
-// column sums kept up to date as the window slides down, and a running sum
-// across each row: the job of a summed-area table in two rows of memory.
-std::vector<float> score_map(const plane& p, const tmpl& t, const kernels& k) {
-  const int nx = p.w - t.w + 1, ny = p.h - t.h + 1;
-  std::vector<float> out(size_t(nx) * size_t(ny));
-  std::vector<uint32_t> col(size_t(p.w), 0);
-  std::vector<uint64_t> colsq(size_t(p.w), 0);
+// Scores every position of t inside the aw x ah area of p whose top-left
+// corner is (ax, ay), row by row, calling emit(x, y, score) with x and y
+// relative to the area. The window sums come from column sums kept up to
+// date as the window slides down and a running sum across each row (the
+// job of a summed-area table, in two rows of memory); the cross terms four
+// positions at a time.
+template <class Emit>
+void score_area(const plane& p, int ax, int ay, int aw, int ah, const tmpl& t, const kernels& k,
+                Emit&& emit) {
+  const int nx = aw - t.w + 1, ny = ah - t.h + 1;
+  const uint8_t* base = p.row(ay) + ax;
+  auto row = [&](int y) { return base + size_t(y) * p.stride; };
+  // A column as tall as the template sums to at most kMaxTemplateSide * 255,
+  // its squares to kMaxTemplateSide * 255^2: both fit 32 bits, so these
+  // loops vectorize.
+  std::vector<uint32_t> col(size_t(aw), 0);
+  std::vector<uint32_t> colsq(size_t(aw), 0);
+  std::vector<int64_t> cross(static_cast<size_t>(nx));
   for (int y = 0; y < t.h; ++y) {
-    const uint8_t* r = p.row(y);
-    for (int x = 0; x < p.w; ++x) {
+    const uint8_t* r = row(y);
+    for (int x = 0; x < aw; ++x) {
       col[size_t(x)] += r[x];
       colsq[size_t(x)] += uint32_t(r[x]) * r[x];
     }
   }
   for (int y = 0; y < ny; ++y) {
     if (y > 0) {
-      const uint8_t* gone = p.row(y - 1);
-      const uint8_t* come = p.row(y + t.h - 1);
-      for (int x = 0; x < p.w; ++x) {
+      const uint8_t* gone = row(y - 1);
+      const uint8_t* come = row(y + t.h - 1);
+      for (int x = 0; x < aw; ++x) {
         col[size_t(x)] += uint32_t(come[x]) - gone[x];
-        colsq[size_t(x)] += uint64_t(uint32_t(come[x]) * come[x]) - uint32_t(gone[x]) * gone[x];
+        colsq[size_t(x)] += uint32_t(come[x]) * come[x] - uint32_t(gone[x]) * gone[x];
       }
     }
     window_terms w;
     for (int x = 0; x < t.w; ++x) {
       w.sum += col[size_t(x)];
-      w.sumsq += int64_t(colsq[size_t(x)]);
+      w.sumsq += colsq[size_t(x)];
     }
-    const uint8_t* r = p.row(y);
-    float* o = &out[size_t(y) * size_t(nx)];
-    for (int x = 0; x < nx; ++x) {
-      w.cross = k.cross(r + x, p.stride, t);
-      o[x] = float(score_of(t, w));
+    const uint8_t* r = row(y);
+    int x = 0;
+    for (; x + 4 <= nx; x += 4) k.cross4(r + x, p.stride, t, &cross[size_t(x)]);
+    if (x < nx) {
+      // The last one to three positions as four too: the fourth window
+      // ends at most three pixels past the area, inside the plane's row
+      // padding.
+      int64_t last[4];
+      k.cross4(r + x, p.stride, t, last);
+      std::copy(last, last + (nx - x), &cross[size_t(x)]);
+    }
+    for (x = 0; x < nx; ++x) {
+      w.cross = cross[size_t(x)];
+      emit(x, y, score_of(t, w));
       if (x + 1 < nx) {
         w.sum += int64_t(col[size_t(x + t.w)]) - col[size_t(x)];
-        w.sumsq += int64_t(colsq[size_t(x + t.w)]) - int64_t(colsq[size_t(x)]);
+        w.sumsq += int64_t(colsq[size_t(x + t.w)]) - colsq[size_t(x)];
       }
     }
   }
+}
+
+// The scores of every position of t in p: a (p.w - t.w + 1) x
+// (p.h - t.h + 1) map of floats.
+std::vector<float> score_map(const plane& p, const tmpl& t, const kernels& k) {
+  const int nx = p.w - t.w + 1, ny = p.h - t.h + 1;
+  std::vector<float> out(size_t(nx) * size_t(ny));
+  score_area(p, 0, 0, p.w, p.h, t, k,
+             [&](int x, int y, double s) { out[size_t(y) * size_t(nx) + size_t(x)] = float(s); });
   return out;
 }
 
@@ -427,6 +498,12 @@ keep_rule keep_at(int level, int max_results) {
 }
 
 std::vector<candidate> prune(std::vector<candidate> c, const keep_rule& r, double threshold) {
+  // Only the best cap can be kept: those are found in linear time, and only
+  // they sorted (the coarse level has tens of thousands of local maxima).
+  if (c.size() > size_t(r.cap)) {
+    std::nth_element(c.begin(), c.begin() + r.cap, c.end(), better);
+    c.resize(size_t(r.cap));
+  }
   std::sort(c.begin(), c.end(), better);
   // Refining two candidates into one position leaves duplicates next to
   // each other in this order.
@@ -444,27 +521,31 @@ std::vector<candidate> prune(std::vector<candidate> c, const keep_rule& r, doubl
   return c;
 }
 
-// The best position within +-2 pixels of (x, y), and further on while the
-// best sits on the edge of the neighbourhood searched (a few steps at most).
+// The best position near (x, y), a candidate's place at the coarser level
+// doubled: if that level had it right, the template is at x or x + 1 and y
+// or y + 1 here, so [x - 1, x + 2] x [y - 1, y + 2] is searched; while the
+// best lies on that square's edge, the 3x3 square around it is searched
+// next (a few steps at most).
 candidate refine(const plane& p, const tmpl& t, const kernels& k, int x, int y) {
   const int nx = p.w - t.w + 1, ny = p.h - t.h + 1;
   candidate best{-2, std::clamp(x, 0, nx - 1), std::clamp(y, 0, ny - 1)};
-  int cx = best.x, cy = best.y;
+  int x0 = x - 1, x1 = x + 2, y0 = y - 1, y1 = y + 2;
   for (int step = 0; step < 4; ++step) {
-    const int x0 = std::max(0, cx - 2), x1 = std::min(nx - 1, cx + 2);
-    const int y0 = std::max(0, cy - 2), y1 = std::min(ny - 1, cy + 2);
-    const candidate before = best;
-    for (int yy = y0; yy <= y1; ++yy) {
-      for (int xx = x0; xx <= x1; ++xx) {
-        const candidate c{score_at(p, xx, yy, t, k), xx, yy};
-        if (better(c, best)) best = c;
-      }
-    }
+    x0 = std::max(0, x0);
+    y0 = std::max(0, y0);
+    x1 = std::min(nx - 1, x1);
+    y1 = std::min(ny - 1, y1);
+    score_area(p, x0, y0, x1 - x0 + t.w, y1 - y0 + t.h, t, k, [&](int xx, int yy, double s) {
+      const candidate c{s, x0 + xx, y0 + yy};
+      if (better(c, best)) best = c;
+    });
     const bool on_edge = (best.x == x0 && x0 > 0) || (best.x == x1 && x1 < nx - 1) ||
                          (best.y == y0 && y0 > 0) || (best.y == y1 && y1 < ny - 1);
-    if (!on_edge || (best.x == before.x && best.y == before.y)) break;
-    cx = best.x;
-    cy = best.y;
+    if (!on_edge) break;
+    x0 = best.x - 1;
+    x1 = best.x + 1;
+    y0 = best.y - 1;
+    y1 = best.y + 1;
   }
   return best;
 }
@@ -530,9 +611,10 @@ std::optional<error> check(const gray_view& hay, const gray_view& needle, const 
   if (o.max_results < 1 || o.max_results > kMaxResults) {
     return invalid("max_results must be from 1 to %d, not %d", kMaxResults, o.max_results);
   }
-  if (int64_t(needle.w) * needle.h > kMaxTemplateArea || needle.w > kMaxTemplateWidth) {
-    return invalid("the template (%dx%d) is too large: at most %lld pixels and %d wide",
-                   needle.w, needle.h, (long long)kMaxTemplateArea, kMaxTemplateWidth);
+  if (int64_t(needle.w) * needle.h > kMaxTemplateArea || needle.w > kMaxTemplateSide ||
+      needle.h > kMaxTemplateSide) {
+    return invalid("the template (%dx%d) is too large: at most %lld pixels, %d on a side",
+                   needle.w, needle.h, (long long)kMaxTemplateArea, kMaxTemplateSide);
   }
   if (needle.w > hay.w || needle.h > hay.h) {
     return invalid("the template (%dx%d) is larger than the image searched (%dx%d)", needle.w,

@@ -119,10 +119,11 @@ struct match_options {
 
 inline constexpr int kMaxResults = 1000;
 
-// The largest template find_template takes: its area and its width. They
-// keep every sum the scores are made of exact in 64-bit integers.
+// The largest template find_template takes: its area and its longer side.
+// They keep every sum the scores are made of exact in 64-bit integers, and
+// a row's or a column's in 32 bits.
 inline constexpr int64_t kMaxTemplateArea = int64_t(1) << 23;
-inline constexpr int kMaxTemplateWidth = 16384;
+inline constexpr int kMaxTemplateSide = 16384;
 
 // A template whose grey levels' standard deviation is below this is flat:
 // it would match any stretch of one colour as well as any other.
@@ -151,7 +152,7 @@ double ncc_at(const gray_view& haystack, const gray_view& needle, int x, int y);
 //
 // Errors (invalid_argument, the message says which and what to do): an
 // empty haystack or template; a template larger than the haystack in either
-// direction, or above kMaxTemplateArea or kMaxTemplateWidth; a flat template
+// direction, or above kMaxTemplateArea or kMaxTemplateSide; a flat template
 // (standard deviation under kFlatTemplateStddev grey levels); a threshold
 // outside [0, 1] or max_results outside [1, kMaxResults]. No match is an
 // empty list, not an error.
