@@ -1,7 +1,9 @@
 #include "capture/find.h"
 
 #include <spng.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -52,23 +54,32 @@ result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* 
 }
 
 result<std::vector<uint8_t>> read_template_file(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "rbe");
-  if (f == nullptr) {
+  // Non-blocking, so that a FIFO or a device named here cannot hold the
+  // worker: only a regular file is read.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
     return make_error(errc::invalid_argument,
                       str_cat("Invalid argument \"template_path\": cannot read ", path, ": ",
                               strerror(errno)));
   }
-  std::unique_ptr<FILE, int (*)(FILE*)> closer(f, fclose);
+  struct closer {
+    int fd;
+    ~closer() { close(fd); }
+  } closing{fd};
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
-      size_t(st.st_size) > kMaxTemplateFileBytes) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      uint64_t(st.st_size) > kMaxTemplateFileBytes) {
     return make_error(errc::invalid_argument,
                       str_cat("Invalid argument \"template_path\": ", path,
                               " is not a regular file of at most 32 MiB"));
   }
   std::vector<uint8_t> bytes(size_t(st.st_size));
-  if (!bytes.empty() && fread(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
-    return make_error(errc::io, str_cat("cannot read ", path));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(errc::io, str_cat("cannot read ", path));
+    got += size_t(n);
   }
   return bytes;
 }

@@ -4,6 +4,7 @@
 // found at the place the test painted them, with the screenshot's downscale
 // in effect and in one window; not found once gone; flat templates refused.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -225,6 +226,15 @@ TEST_CASE("screenshot_find in one window answers in the window's image, and refu
                  "absolute path"));
   CHECK(contains(error_text(s, "screenshot_find", "{\"template_path\":\"/nonexistent/t.png\"}"),
                  "cannot read"));
+  // A FIFO with no writer would block a reader for ever: refused at once.
+  char fifo_dir[] = "/tmp/cu-find-fifo-XXXXXX";
+  REQUIRE(mkdtemp(fifo_dir) != nullptr);
+  const std::string fifo = std::string(fifo_dir) + "/t.png";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template_path\":\"" + fifo + "\"}"),
+                 "is not a regular file"));
+  unlink(fifo.c_str());
+  rmdir(fifo_dir);
   CHECK(contains(error_text(s, "screenshot_find", "{\"template_region\":[0,0,600,10]}"),
                  "Invalid argument \"template_region\""));
   CHECK(contains(error_text(s, "screenshot_find",
