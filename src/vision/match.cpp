@@ -811,16 +811,20 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
   if (!found) return found;
 
   // The template at device resolution: each device pixel's centre mapped
-  // into the template and interpolated bilinearly.
+  // into the template and interpolated bilinearly. One past the limits that
+  // keep the sums exact (a device over 16384 pixels tall) places no match
+  // more finely than the mapping does.
   const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
   const int dw = std::min(device.w, std::max(1, int(std::lround(needle.w * sx))));
   const int dh = std::min(device.h, std::max(1, int(std::lround(needle.h * sy))));
-  plane up = make_plane(dw, dh);
-  for (int y = 0; y < dh; ++y) {
+  const bool placeable = dw <= kMaxTemplateSide && dh <= kMaxTemplateSide &&
+                         int64_t(dw) * dh <= kMaxTemplateArea;
+  plane up = make_plane(placeable ? dw : 0, placeable ? dh : 0);
+  for (int y = 0; y < up.h; ++y) {
     const double v = std::clamp((y + 0.5) * needle.h / dh - 0.5, 0.0, double(needle.h - 1));
     const int y0 = int(v), y1 = std::min(y0 + 1, needle.h - 1);
     const double fy = v - y0;
-    for (int x = 0; x < dw; ++x) {
+    for (int x = 0; x < up.w; ++x) {
       const double u = std::clamp((x + 0.5) * needle.w / dw - 0.5, 0.0, double(needle.w - 1));
       const int x0 = int(u), x1 = std::min(x0 + 1, needle.w - 1);
       const double fx = u - x0;
@@ -829,14 +833,14 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
       up.row(y)[x] = uint8_t(std::lround(top * (1 - fy) + bottom * fy));
     }
   }
-  const tmpl t = make_tmpl(up);
+  const tmpl t = placeable ? make_tmpl(up) : tmpl{};
   const kernels k = pick_kernels(o.use_simd);
   // A pixel and a half of an image pixel either way, in device pixels.
   const int rx = int(std::ceil(1.5 * sx)), ry = int(std::ceil(1.5 * sy));
   for (match& m : *found) {
     const int gx = int(std::lround((m.x + area.x) * sx)), gy = int(std::lround((m.y + area.y) * sy));
     m = {std::clamp(gx, 0, device.w - dw), std::clamp(gy, 0, device.h - dh), dw, dh, m.score};
-    if (t.var == 0) continue;
+    if (!placeable || t.var == 0) continue;
     // The neighbourhood, copied into a padded plane for the kernel.
     const int x0 = std::max(0, m.x - rx), y0 = std::max(0, m.y - ry);
     const int x1 = std::min(device.w - dw, m.x + rx), y1 = std::min(device.h - dh, m.y + ry);
