@@ -640,6 +640,29 @@ std::optional<error> check(const gray_view& hay, const gray_view& needle, const 
   return std::nullopt;
 }
 
+// area_downscale's taps along one axis: count per destination sample,
+// from start, in 1/256ths.
+struct area_taps {
+  int count = 0;
+  std::vector<int> start;
+  std::vector<uint16_t> w;
+};
+
+// One destination row of area_downscale from a vertically filtered row:
+// K taps a sample (0: xt.count, unrolled for the usual two or three).
+template <int K>
+void across(const uint16_t* acc, const area_taps& xt, uint8_t* o) {
+  const int count = K ? K : xt.count;
+  const int n = int(xt.start.size());
+  for (int x = 0; x < n; ++x) {
+    const uint16_t* wx = &xt.w[size_t(x) * size_t(count)];
+    const uint16_t* a = &acc[size_t(xt.start[size_t(x)])];
+    uint32_t v = 1u << 15;
+    for (int k = 0; k < count; ++k) v += uint32_t(wx[k]) * a[k];
+    o[x] = uint8_t(v >> 16);
+  }
+}
+
 }  // namespace
 
 gray_image to_gray(const uint8_t* pixels, int w, int h, size_t stride, color_layout l) {
@@ -661,48 +684,53 @@ gray_image area_downscale(const gray_view& src, int dst_w, int dst_h) {
   // Destination sample i covers [i * S, (i + 1) * S) in units of 1/D source
   // pixels, source sample j covers [j * D, (j + 1) * D); each tap weighs
   // its overlap in 1/256ths, quantized as a running sum so that a sample's
-  // weights add up to exactly 256.
-  struct taps {
-    std::vector<int> first;
-    std::vector<std::vector<uint32_t>> w;
-  };
+  // weights add up to exactly 256. Every sample has the same number of
+  // taps (the widest span), the window shifted left at the far edge with
+  // zero weights, so the loops have no bounds checks.
   auto make_taps = [](int S, int D) {
-    taps t;
+    area_taps t;
     for (int i = 0; i < D; ++i) {
       const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
-      const int first = int(a / D), last = int((b - 1) / D);
-      std::vector<uint32_t> w;
+      t.count = std::max(t.count, int((b - 1) / D - a / D + 1));
+    }
+    t.start.resize(size_t(D));
+    t.w.assign(size_t(D) * size_t(t.count), 0);
+    for (int i = 0; i < D; ++i) {
+      const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
+      const int start = std::min(int(a / D), S - t.count);
+      t.start[size_t(i)] = start;
       int64_t covered = 0;
       int prev = 0;
-      for (int j = first; j <= last; ++j) {
-        covered += std::min(b, int64_t(j + 1) * D) - std::max(a, int64_t(j) * D);
+      for (int k = 0; k < t.count; ++k) {
+        const int64_t j = start + k;
+        const int64_t lo = std::max(a, j * D), hi = std::min(b, (j + 1) * D);
+        if (hi > lo) covered += hi - lo;
         const int cum = int((covered * 256 + S / 2) / S);
-        w.push_back(uint32_t(cum - prev));
+        t.w[size_t(i) * size_t(t.count) + size_t(k)] = uint16_t(cum - prev);
         prev = cum;
       }
-      t.first.push_back(first);
-      t.w.push_back(std::move(w));
     }
     return t;
   };
-  const taps xt = make_taps(src.w, dst_w), yt = make_taps(src.h, dst_h);
+  const area_taps xt = make_taps(src.w, dst_w), yt = make_taps(src.h, dst_h);
   gray_image d{dst_w, dst_h, std::vector<uint8_t>(size_t(dst_w) * size_t(dst_h))};
-  // One vertically filtered source row, in 1/256ths of a grey level.
-  std::vector<uint32_t> acc(size_t(src.w));
+  // One vertically filtered source row, in 1/256ths of a grey level (at
+  // most 256 * 255, so 16 bits).
+  std::vector<uint16_t> acc(size_t(src.w));
   for (int y = 0; y < dst_h; ++y) {
-    std::fill(acc.begin(), acc.end(), 0u);
-    const std::vector<uint32_t>& wy = yt.w[size_t(y)];
-    for (size_t k = 0; k < wy.size(); ++k) {
-      const uint8_t* r = src.data + size_t(yt.first[size_t(y)] + int(k)) * src.stride;
-      for (int x = 0; x < src.w; ++x) acc[size_t(x)] += wy[k] * r[x];
+    const uint16_t* wy = &yt.w[size_t(y) * size_t(yt.count)];
+    const uint8_t* r = src.data + size_t(yt.start[size_t(y)]) * src.stride;
+    for (int x = 0; x < src.w; ++x) acc[size_t(x)] = uint16_t(wy[0] * r[x]);
+    for (int k = 1; k < yt.count; ++k) {
+      const uint16_t wk = wy[k];
+      const uint8_t* rk = r + size_t(k) * src.stride;
+      for (int x = 0; x < src.w; ++x) acc[size_t(x)] = uint16_t(acc[size_t(x)] + wk * rk[x]);
     }
     uint8_t* o = &d.pixels[size_t(y) * size_t(dst_w)];
-    for (int x = 0; x < dst_w; ++x) {
-      const std::vector<uint32_t>& wx = xt.w[size_t(x)];
-      const uint32_t* a = &acc[size_t(xt.first[size_t(x)])];
-      uint32_t v = 1u << 15;
-      for (size_t k = 0; k < wx.size(); ++k) v += wx[k] * a[k];
-      o[x] = uint8_t(v >> 16);
+    switch (xt.count) {
+      case 2: across<2>(acc.data(), xt, o); break;
+      case 3: across<3>(acc.data(), xt, o); break;
+      default: across<0>(acc.data(), xt, o); break;
     }
   }
   return d;
@@ -783,16 +811,20 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
   if (!found) return found;
 
   // The template at device resolution: each device pixel's centre mapped
-  // into the template and interpolated bilinearly.
+  // into the template and interpolated bilinearly. One past the limits that
+  // keep the sums exact (a device over 16384 pixels tall) places no match
+  // more finely than the mapping does.
   const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
   const int dw = std::min(device.w, std::max(1, int(std::lround(needle.w * sx))));
   const int dh = std::min(device.h, std::max(1, int(std::lround(needle.h * sy))));
-  plane up = make_plane(dw, dh);
-  for (int y = 0; y < dh; ++y) {
+  const bool placeable = dw <= kMaxTemplateSide && dh <= kMaxTemplateSide &&
+                         int64_t(dw) * dh <= kMaxTemplateArea;
+  plane up = make_plane(placeable ? dw : 0, placeable ? dh : 0);
+  for (int y = 0; y < up.h; ++y) {
     const double v = std::clamp((y + 0.5) * needle.h / dh - 0.5, 0.0, double(needle.h - 1));
     const int y0 = int(v), y1 = std::min(y0 + 1, needle.h - 1);
     const double fy = v - y0;
-    for (int x = 0; x < dw; ++x) {
+    for (int x = 0; x < up.w; ++x) {
       const double u = std::clamp((x + 0.5) * needle.w / dw - 0.5, 0.0, double(needle.w - 1));
       const int x0 = int(u), x1 = std::min(x0 + 1, needle.w - 1);
       const double fx = u - x0;
@@ -801,14 +833,14 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
       up.row(y)[x] = uint8_t(std::lround(top * (1 - fy) + bottom * fy));
     }
   }
-  const tmpl t = make_tmpl(up);
+  const tmpl t = placeable ? make_tmpl(up) : tmpl{};
   const kernels k = pick_kernels(o.use_simd);
   // A pixel and a half of an image pixel either way, in device pixels.
   const int rx = int(std::ceil(1.5 * sx)), ry = int(std::ceil(1.5 * sy));
   for (match& m : *found) {
     const int gx = int(std::lround((m.x + area.x) * sx)), gy = int(std::lround((m.y + area.y) * sy));
     m = {std::clamp(gx, 0, device.w - dw), std::clamp(gy, 0, device.h - dh), dw, dh, m.score};
-    if (t.var == 0) continue;
+    if (!placeable || t.var == 0) continue;
     // The neighbourhood, copied into a padded plane for the kernel.
     const int x0 = std::max(0, m.x - rx), y0 = std::max(0, m.y - ry);
     const int x1 = std::min(device.w - dw, m.x + rx), y1 = std::min(device.h - dh, m.y + ry);

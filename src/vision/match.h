@@ -94,8 +94,9 @@ enum class match_method {
   // never misses.
   exhaustive,
   // Coarse-to-fine: every position at the coarsest level where the
-  // template's smaller side is still kCoarseMinSide pixels, then a few
-  // hundred candidates refined level by level in a +-2 pixel neighbourhood.
+  // template's smaller side is still kCoarseMinSide pixels, then at most
+  // 256 candidates (more for a large max_results) refined level by level,
+  // each in a few pixels around its doubled position (docs/vision.md).
   // Meant to find what exhaustive finds at a fraction of its cost; tests
   // check it on many scenes, but a pathological image can make it miss a
   // match whose coarse score is poor.
