@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "capture/find.h"
 #include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
@@ -380,6 +381,9 @@ tool_result run_capture(grabber& g, const capture_job& job, const capture_env& e
     return s;
   };
 
+  if (job.what == capture_job::kind::find) {
+    return run_find(g, job, env, stamp(coord_session{}), established);
+  }
   if (job.window != 0) return capture_window(g, job, env, stamp(coord_session{}), established);
 
   if (job.what == capture_job::kind::screenshot) {

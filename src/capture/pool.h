@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -30,8 +31,19 @@
 
 namespace cu {
 
+// screenshot_find's request: the template and where and how to search.
+struct find_request {
+  std::vector<uint8_t> template_png;  // A PNG's bytes (from base64), or empty.
+  std::string template_path;          // Or a PNG file to read, or empty.
+  // Or a part of the session's image: [x0, y0, x1, y1].
+  std::optional<std::array<int, 4>> template_region;
+  std::optional<std::array<int, 4>> region;  // Where to search (image pixels); none: all.
+  double threshold = 0.9;
+  int max_results = 10;
+};
+
 struct capture_job : job_header {
-  enum class kind { screenshot, zoom };
+  enum class kind { screenshot, zoom, find };
   kind what = kind::screenshot;
   // The device area a screenshot shows; none means the whole root window.
   std::optional<rect> area;
@@ -44,6 +56,9 @@ struct capture_job : job_header {
   // unused). A zoom whose session is of another window, or of the screen,
   // establishes this window's session first.
   uint32_t window = 0;
+  // kind::find: what to find (shared: a template can be large, and jobs
+  // are moved through queues).
+  std::shared_ptr<const find_request> find;
 };
 
 struct capture_config {

@@ -44,7 +44,8 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers, &generation_,
                            cfg_.format, cfg_.max_result_bytes,
-                           has(cfg_.toolsets_on, toolset::windows)},
+                           has(cfg_.toolsets_on, toolset::windows) ||
+                               has(cfg_.toolsets_on, toolset::vision)},
             completions_),
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
              std::move(guard), generation_, completions_),

@@ -44,6 +44,9 @@ void handle_set_window_state(tool_call& call);
 void handle_close_window(tool_call& call);
 void handle_list_displays(tool_call& call);
 
+// vision_tools.cpp
+void handle_screenshot_find(tool_call& call);
+
 // flow_tools.cpp: the tools that order other work.
 void handle_wait(tool_call& call);
 void handle_computer_batch(tool_call& call);

@@ -363,13 +363,57 @@ const std::array<tool_def, 6> kWindowsTools = {{
      kNoArgs, executor::desktop, kReadOnly, 0, handle_list_displays, kListDisplaysOut},
 }};
 
-const std::array<toolset_def, 2> kToolsets = {{
+// The vision toolset.
+#define CU_IMAGE_REGION(what)                                                         \
+  R"({"type":"array","items":{"type":"integer"},"minItems":4,"maxItems":4,)"        \
+  R"("description":")" what R"( [x0, y0, x1, y1] in the screenshot's image pixels,)" \
+  R"( x1 and y1 exclusive."})"
+constexpr std::string_view kScreenshotFindIn =
+    R"({"type":"object","properties":{"template":{"type":"string","description":"The image)"
+    R"( to find, as base64 PNG (as an image block carries it)."},"template_path":{"type":)"
+    R"("string","description":"Or a PNG file to read it from (an absolute path)."},)"
+    R"("template_region":)" CU_IMAGE_REGION(
+        "Or the part of the last screenshot to find elsewhere (as the screen shows it now):")
+    R"(,"region":)" CU_IMAGE_REGION("Where to search (default: the whole screenshot):")
+    R"(,"window":)" CU_WINDOW_ID(
+        "Search this window alone (its own pixels, even where covered); the coordinate "
+        "session becomes the window's, as a screenshot of it makes it")
+    R"(,"threshold":{"type":"number","minimum":0,"maximum":1,"default":0.9,"description":)"
+    R"("The lowest score a match may have (1: the template's own pixels)."},"max_results":)"
+    R"({"type":"integer","minimum":1,"maximum":100,"default":10,"description":"The most)"
+    R"( matches to return, best first."}}})";
+constexpr std::string_view kScreenshotFindOut =
+    R"({"type":"object","properties":{"matches":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"x":)" CU_INT R"(,"y":)" CU_INT R"(,"width":)" CU_INT R"(,"height":)" CU_INT
+    R"(,"center":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2,)"
+    R"("description":"[x, y] for left_click."},"score":{"type":"number","description":)"
+    R"("Zero-mean normalized cross-correlation, -1 to 1."},"device":)" CU_RECT
+    R"(},"required":["x","y","width","height","center","score","device"]}},)"
+    R"("searched":)" CU_RECT R"(,"template":)" CU_SIZE R"(,"threshold":{"type":"number"},)"
+    R"("window":)" CU_STR R"(},"required":["matches","searched","template","threshold"]})";
+
+const std::array<tool_def, 1> kVisionTools = {{
+    {"screenshot_find", "Find on screen",
+     "Find an image on the screen: a PNG template (base64 or a file) or a part of the last "
+     "screenshot, in the whole screenshot or a region of it, or in one window. Answers the "
+     "matches above the threshold, best first, in the screenshot's image pixels, each with "
+     "its center to click. Matches at the screen's own resolution, so a template cut from a "
+     "downscaled screenshot is found at its true place. A template of one flat colour is "
+     "refused.",
+     kScreenshotFindIn, executor::capture, kReadOnly, 0, handle_screenshot_find,
+     kScreenshotFindOut},
+}};
+
+const std::array<toolset_def, 3> kToolsets = {{
     {toolset::computer, "computer",
      "The contract's 24 tools: screenshots, pointer, keyboard, clipboard, session, batch",
      kComputerTools},
     {toolset::windows, "windows",
      "List, focus, move, resize, minimize, maximize and close windows; list monitors",
      kWindowsTools},
+    {toolset::vision, "vision",
+     "Find a template image on the screen, in image pixels ready to click",
+     kVisionTools},
 }};
 
 // The step-name enum of computer_batch's schema, as the registry writes it.

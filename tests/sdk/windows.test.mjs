@@ -384,3 +384,50 @@ describe('the windows toolset through the MCP TypeScript SDK client', { timeout:
       }
     }, { env: WINDOWS_ON }));
 });
+
+describe('the vision toolset\'s screenshot_find through the MCP TypeScript SDK client', { timeout: 60000 }, () => {
+  it('finds a part of a screenshot on the screen and in one window; the SDK validates each answer', () =>
+    withSession(async ({ client, display }) => {
+      const procs = [];
+      try {
+        const tools = await client.listTools();
+        const find = tools.tools.find((t) => t.name === 'screenshot_find');
+        assert.ok(find, 'screenshot_find is listed');
+        assert.equal(find.outputSchema.type, 'object', 'screenshot_find has an outputSchema');
+        startClient(procs, CLOCK_ARGV, display);
+        const list = await waitForList(client, (l) => viewable(l, CLOCK.title), 'the xclock window', procs);
+        const clock = byTitle(list, CLOCK.title)[0];
+
+        // The clock's face, cut from the screenshot (1920x1080 sent as
+        // 1366x768), is found where it is.
+        await client.callTool({ name: 'screenshot', arguments: {} });
+        const r = clock.image;
+        const region = [r.x + 10, r.y + 10, r.x + 10 + 80, r.y + 10 + 80];
+        const found = await callOk(client, 'screenshot_find', { template_region: region }, 'screenshot_find');
+        assert.ok(found.matches.length >= 1, `a match: ${JSON.stringify(found)}`);
+        const best = found.matches[0];
+        assert.ok(Math.abs(best.x - region[0]) <= 1 && Math.abs(best.y - region[1]) <= 1,
+          `at the region: ${JSON.stringify(best)} for ${JSON.stringify(region)}`);
+        assert.ok(best.score > 0.95, `score ${best.score}`);
+        assert.deepEqual(found.searched, { x: 0, y: 0, width: 1366, height: 768 }, 'the whole screenshot');
+
+        // In the clock's own window: its session (a screenshot of it), its
+        // image (200x200, not scaled).
+        await client.callTool({ name: 'screenshot', arguments: { window: clock.id } });
+        const inWindow = await callOk(client, 'screenshot_find',
+          { template_region: [20, 20, 100, 100], window: clock.id, threshold: 0.5, max_results: 3 },
+          'screenshot_find in a window');
+        assert.equal(inWindow.window, clock.id);
+        assert.ok(inWindow.matches.length >= 1 && inWindow.matches.length <= 3);
+        assert.equal(inWindow.matches[0].x, 20);
+        assert.equal(inWindow.matches[0].y, 20);
+        assert.deepEqual(inWindow.matches[0].center, [60, 60]);
+
+        // A flat template is refused.
+        const flat = await callError(client, 'screenshot_find', { template_region: [0, 0, 5, 5] });
+        assert.match(flat, /flat/);
+      } finally {
+        for (const p of procs) await stopProcess(p);
+      }
+    }, { env: { CU_TOOLSETS: 'vision,windows' } }));
+});

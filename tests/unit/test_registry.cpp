@@ -227,11 +227,14 @@ TEST_CASE("CU_TOOLSETS names: computer is always on, all is every toolset, unkno
   CHECK(cu::parse_toolsets(" windows , computer ").value() == both);
   CHECK(cu::parse_toolsets("all").value() == cu::every_toolset());
   CHECK(cu::toolsets_text(both) == "computer,windows");
-  for (std::string_view bad : {"", "Windows", "window", "computer,,windows", "computer,", "vision"}) {
+  CHECK(cu::parse_toolsets("vision,windows").value() == (both | mask_of(toolset::vision)));
+  CHECK(cu::toolsets_text(cu::every_toolset()) == "computer,windows,vision");
+  for (std::string_view bad : {"", "Windows", "window", "computer,,windows", "computer,", "visions"}) {
     CAPTURE(bad);
     auto r = cu::parse_toolsets(bad);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.err().message.find("the toolsets are computer, windows, or all") != std::string::npos);
+    CHECK(r.err().message.find("the toolsets are computer, windows, vision, or all") !=
+          std::string::npos);
   }
   CHECK(cu::parse_toolsets("bogus").err().message.find("unknown toolset \"bogus\"") == 0);
 }
@@ -241,7 +244,8 @@ TEST_CASE("a toolset's tools are listed and found only while it is on, after the
   const std::string all_list = cu::tools_list_json(cu::every_toolset());
   const std::vector<std::string> names = listed_names(all_list);
   const std::vector<std::string_view> windows = {"list_windows", "focus_window",
-      "set_window_geometry", "set_window_state", "close_window", "list_displays"};
+      "set_window_geometry", "set_window_state", "close_window", "list_displays",
+      "screenshot_find"};
   std::vector<std::string_view> expected = kExpectedNames;
   expected.insert(expected.end(), windows.begin(), windows.end());
   CHECK(names == strings(expected));
@@ -301,7 +305,7 @@ TEST_CASE("with the windows toolset on, a batch's steps may name its tools, scre
               ["properties"]["name"]["enum"].get(names) == simdjson::SUCCESS);
   std::vector<std::string_view> listed;
   for (simdjson::dom::element n : names) listed.push_back(n.get_string().value());
-  CHECK(listed.size() == 29);
-  CHECK(listed.back() == "list_displays");
+  CHECK(listed.size() == 30);
+  CHECK(listed.back() == "screenshot_find");
   CHECK(std::find(listed.begin(), listed.end(), "computer_batch") == listed.end());
 }

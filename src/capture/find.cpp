@@ -1,0 +1,227 @@
+#include "capture/find.h"
+
+#include <spng.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "core/json_writer.h"
+#include "util/str_cat.h"
+#include "vision/match.h"
+#include "x11/windows.h"
+
+namespace cu {
+namespace {
+
+// The largest template taken: a PNG file this long, and this many pixels
+// decoded (a template is a part of a screen).
+constexpr size_t kMaxTemplateFileBytes = 32u << 20;
+constexpr uint32_t kMaxTemplateSide = 8192;
+
+struct spng_ctx_deleter {
+  void operator()(spng_ctx* c) const { spng_ctx_free(c); }
+};
+
+// A PNG's pixels in grey, whatever its colour type (alpha is dropped).
+result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* what) {
+  std::unique_ptr<spng_ctx, spng_ctx_deleter> ctx(spng_ctx_new(0));
+  if (!ctx) return make_error(errc::io, "cannot decode PNG: out of memory");
+  spng_set_image_limits(ctx.get(), kMaxTemplateSide, kMaxTemplateSide);
+  spng_set_chunk_limits(ctx.get(), 1u << 20, 8u << 20);
+  spng_set_png_buffer(ctx.get(), png.data(), png.size());
+  spng_ihdr ihdr{};
+  int rc = spng_get_ihdr(ctx.get(), &ihdr);
+  size_t bytes = 0;
+  if (rc == 0) rc = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &bytes);
+  std::vector<uint8_t> rgb;
+  if (rc == 0) {
+    rgb.resize(bytes);
+    rc = spng_decode_image(ctx.get(), rgb.data(), rgb.size(), SPNG_FMT_RGB8, SPNG_DECODE_TRNS);
+  }
+  if (rc != 0) {
+    return make_error(errc::invalid_argument,
+                      str_cat("Invalid argument \"", what, "\": not a PNG this server can read (",
+                              spng_strerror(rc), ")"));
+  }
+  return to_gray(rgb.data(), int(ihdr.width), int(ihdr.height), size_t(ihdr.width) * 3,
+                 kLayoutRgb);
+}
+
+result<std::vector<uint8_t>> read_template_file(const std::string& path) {
+  // Non-blocking, so that a FIFO or a device named here cannot hold the
+  // worker: only a regular file is read.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    return make_error(errc::invalid_argument,
+                      str_cat("Invalid argument \"template_path\": cannot read ", path, ": ",
+                              strerror(errno)));
+  }
+  struct closer {
+    int fd;
+    ~closer() { close(fd); }
+  } closing{fd};
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      uint64_t(st.st_size) > kMaxTemplateFileBytes) {
+    return make_error(errc::invalid_argument,
+                      str_cat("Invalid argument \"template_path\": ", path,
+                              " is not a regular file of at most 32 MiB"));
+  }
+  std::vector<uint8_t> bytes(size_t(st.st_size));
+  size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return make_error(errc::io, str_cat("cannot read ", path));
+    got += size_t(n);
+  }
+  return bytes;
+}
+
+rect region_rect(const std::array<int, 4>& r) { return rect{r[0], r[1], r[2] - r[0], r[3] - r[1]}; }
+
+// Whether r lies inside an image of this size, as region_to_device says.
+std::optional<std::string> bad_region(const std::array<int, 4>& r, size2 image) {
+  if (r[0] < 0 || r[1] < 0 || r[2] > image.w || r[3] > image.h || r[0] >= r[2] || r[1] >= r[3]) {
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "[%d, %d, %d, %d] must satisfy 0 <= x0 < x1 <= %d and 0 <= y0 < y1 <= %d", r[0],
+             r[1], r[2], r[3], image.w, image.h);
+    return std::string(msg);
+  }
+  return std::nullopt;
+}
+
+void write_rect(json_writer& j, const rect& r) {
+  j.begin_object().key("x").number(int64_t(r.x)).key("y").number(int64_t(r.y));
+  j.key("width").number(int64_t(r.w)).key("height").number(int64_t(r.h)).end_object();
+}
+
+}  // namespace
+
+tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
+                     coord_session stamp, std::optional<coord_session>* established) {
+  const find_request& req = *job.find;
+  const std::string gone_size =
+      "changed size since the screenshot its coordinates refer to; take a new screenshot";
+
+  // The pixels searched: the session's area, grabbed now.
+  std::optional<coord_session> session = job.session;
+  if (session && session->generation != g.generation()) {
+    return tool_result::failure(
+        "no screenshot session yet: the X server restarted after the screenshot this search "
+        "refers to; take a new screenshot");
+  }
+  frame f;
+  point origin{0, 0};  // Where session device coordinates are on the root.
+  if (job.window != 0) {
+    auto grabbed = g.grab_window(job.window, std::nullopt);
+    if (!grabbed) return tool_result::failure(grabbed.err().message);
+    f = grabbed->pixels;
+    origin = grabbed->origin;
+    if (session && session->device != f.area) {
+      return tool_result::failure(str_cat("window ", window_id_text(job.window), " ", gone_size));
+    }
+  } else {
+    auto screen = g.screen_rect();
+    if (!screen) return tool_result::failure(screen.err().message);
+    rect area = session ? session->device : job.area ? intersect(*job.area, *screen) : *screen;
+    if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
+    if (intersect(area, *screen) != area) {
+      return tool_result::failure(str_cat("the screen ", gone_size));
+    }
+    auto grabbed = g.grab(area);
+    if (!grabbed) return tool_result::failure(grabbed.err().message);
+    f = *grabbed;
+  }
+  if (!session) {
+    stamp.device = f.area;
+    stamp.image = image_size_for({f.area.w, f.area.h});
+    stamp.window = job.window;
+    session = stamp;
+  }
+  const coord_session& s = *session;
+  for (const auto* r : {&req.region, &req.template_region}) {
+    if (!*r) continue;
+    if (auto why = bad_region(**r, s.image)) {
+      return tool_result::failure(str_cat("Invalid argument \"",
+                                          r == &req.region ? "region" : "template_region",
+                                          "\": ", *why));
+    }
+  }
+  const gray_image haystack = to_gray(f.data, f.area.w, f.area.h, f.stride,
+                                      color_layout{4, f.layout.r, f.layout.g, f.layout.b});
+
+  // The template, in the session's image pixels.
+  gray_image needle;
+  if (req.template_region) {
+    // The screenshot as it would look now, and the part asked for.
+    gray_image image = area_downscale(haystack.view(), s.image.w, s.image.h);
+    const rect r = region_rect(*req.template_region);
+    needle.w = r.w;
+    needle.h = r.h;
+    needle.pixels.resize(size_t(r.w) * size_t(r.h));
+    const gray_view part = image.view().crop(r);
+    for (int y = 0; y < r.h; ++y) {
+      std::copy_n(part.data + size_t(y) * part.stride, size_t(r.w),
+                  needle.pixels.data() + size_t(y) * size_t(r.w));
+    }
+  } else {
+    std::vector<uint8_t> file;
+    const std::vector<uint8_t>* png = &req.template_png;
+    const char* what = "template";
+    if (!req.template_path.empty()) {
+      auto bytes = read_template_file(req.template_path);
+      if (!bytes) return tool_result::failure(bytes.err().message);
+      file = std::move(*bytes);
+      png = &file;
+      what = "template_path";
+    }
+    auto decoded = decode_png_gray(*png, what);
+    if (!decoded) return tool_result::failure(decoded.err().message);
+    needle = std::move(*decoded);
+  }
+
+  match_options options;
+  options.threshold = req.threshold;
+  options.max_results = req.max_results;
+  const rect searched = req.region ? region_rect(*req.region) : rect{0, 0, s.image.w, s.image.h};
+  // find_template_scaled takes the device pixels with their top-left at 0, 0.
+  auto found = find_template_scaled(haystack.view(), s.image, needle.view(), options,
+                                    req.region ? searched : rect{});
+  if (!found) return tool_result::failure(found.err().message);
+
+  std::string out;
+  json_writer j(out);
+  j.begin_object().key("matches").begin_array();
+  for (const match& m : *found) {
+    // In session device coordinates, then in the image.
+    const rect device{s.device.x + m.x, s.device.y + m.y, m.w, m.h};
+    const rect image = device_rect_to_image(s, device);
+    const point center = device_to_image(s, point{device.x + m.w / 2, device.y + m.h / 2});
+    j.begin_object().key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
+    j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
+    j.key("center").begin_array().number(int64_t(center.x)).number(int64_t(center.y)).end_array();
+    j.key("score").number(m.score);
+    j.key("device");
+    write_rect(j, rect{origin.x + device.x, origin.y + device.y, device.w, device.h});
+    j.end_object();
+  }
+  j.end_array().key("searched");
+  write_rect(j, searched);
+  j.key("template").begin_object().key("width").number(int64_t(needle.w));
+  j.key("height").number(int64_t(needle.h)).end_object();
+  j.key("threshold").number(req.threshold);
+  if (job.window != 0) j.key("window").string(window_id_text(job.window));
+  j.end_object();
+  if (!job.session) *established = session;
+  return tool_result::json(std::move(out));
+}
+
+}  // namespace cu

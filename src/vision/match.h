@@ -1,0 +1,191 @@
+// Owns: finding a template image inside a bigger one, the core of
+// screenshot_find: grayscale conversion, zero-mean normalized
+// cross-correlation (what OpenCV calls TM_CCOEFF_NORMED) computed everywhere
+// or coarse-to-fine on binomial pyramids, the suppression of overlapping
+// matches, and matching a template cut from a downscaled screenshot against
+// the device pixels the screenshot was made from.
+// Thread affinity: none; pure functions over pixels the caller owns and keeps
+// alive for the call. Nothing is shared between calls, so any number of
+// threads may match at once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/geometry.h"
+#include "util/result.h"
+
+namespace cu {
+
+// A read-only 8-bit grayscale image the caller owns: h rows of w bytes, row y
+// starting at data + y * stride (stride >= w).
+struct gray_view {
+  const uint8_t* data = nullptr;
+  int w = 0;
+  int h = 0;
+  size_t stride = 0;
+
+  uint8_t at(int x, int y) const { return data[size_t(y) * stride + size_t(x)]; }
+  // The sub-image r, sharing these pixels. r must lie inside the image.
+  gray_view crop(const rect& r) const {
+    return {data + size_t(r.y) * stride + size_t(r.x), r.w, r.h, stride};
+  }
+};
+
+// An 8-bit grayscale image with its own pixels, rows packed (stride == w).
+struct gray_image {
+  int w = 0;
+  int h = 0;
+  std::vector<uint8_t> pixels;
+
+  gray_view view() const { return {pixels.data(), w, h, size_t(w)}; }
+};
+
+// Where the colour bytes sit in one source pixel: its size, and the byte
+// index of red, green and blue within it (capture/scale.h's pixel_layout
+// gives the last three for an X frame).
+struct color_layout {
+  int bytes_per_pixel = 4;  // 3 (packed RGB) or 4 (a 32-bit X pixel).
+  int r = 2;
+  int g = 1;
+  int b = 0;
+};
+inline constexpr color_layout kLayoutBgrx{4, 2, 1, 0};  // A 24-bit X visual, little-endian.
+inline constexpr color_layout kLayoutRgb{3, 0, 1, 2};   // A decoded 8-bit RGB PNG.
+
+// The luma of a w x h image of colour pixels whose rows lie stride bytes
+// apart, as OpenCV's cvtColor(COLOR_RGB2GRAY) computes it for 8-bit pixels,
+// byte for byte: (4899 R + 9617 G + 1868 B + 8192) >> 14, BT.601's 0.299,
+// 0.587 and 0.114 in 14-bit fixed point. So an image converted here and one
+// converted by OpenCV score alike. Bytes outside the layout's three
+// channels are never read. w and h must be positive.
+gray_image to_gray(const uint8_t* pixels, int w, int h, size_t stride, color_layout layout);
+
+// The area-averaging downscale of src to dst_w x dst_h (0 < dst_w <= src.w,
+// 0 < dst_h <= src.h): each destination pixel is the mean of the source
+// area it covers, partly covered source pixels weighted by their fraction.
+// It is capture/scale.h's filter with its arithmetic (weights in 1/256ths,
+// rows first, one rounding at the end) on one channel, so the grey of a
+// screenshot and the downscale of the same screen's grey differ by a grey
+// level at most (to_gray's rounding before or after the mean).
+gray_image area_downscale(const gray_view& src, int dst_w, int dst_h);
+
+// One place the template was found, in the pixels of the image searched.
+struct match {
+  int x = 0;  // Top-left corner.
+  int y = 0;
+  int w = 0;  // The template's size.
+  int h = 0;
+  // The zero-mean normalized cross-correlation there, in [-1, 1] (see
+  // ncc_at); 1 is the template's own pixels up to brightness and contrast.
+  double score = 0;
+  bool operator==(const match&) const = default;
+};
+
+// How find_template searches. Both ways compute every score they report
+// exactly; they differ in which positions they score.
+enum class match_method {
+  // exhaustive when the template is too small for a pyramid level (its
+  // smaller side under 2 * kCoarseMinSide) or the whole search is cheap,
+  // otherwise pyramid.
+  automatic,
+  // Every position at full resolution: the reference, and the one that
+  // never misses.
+  exhaustive,
+  // Coarse-to-fine: every position at the coarsest level where the
+  // template's smaller side is still kCoarseMinSide pixels, then at most
+  // 256 candidates (more for a large max_results) refined level by level,
+  // each in a few pixels around its doubled position (docs/vision.md).
+  // Meant to find what exhaustive finds at a fraction of its cost; tests
+  // check it on many scenes, but a pathological image can make it miss a
+  // match whose coarse score is poor.
+  pyramid,
+};
+
+// The smallest side the template keeps at the pyramid's coarsest level.
+inline constexpr int kCoarseMinSide = 12;
+
+struct match_options {
+  // The lowest score a match may have, from 0 to 1. A match also needs a
+  // score above 0, so a flat stretch of the image (scored 0) never matches.
+  double threshold = 0.9;
+  // The most matches returned, from 1 to kMaxResults.
+  int max_results = 10;
+  match_method method = match_method::automatic;
+  // false runs the portable scalar loops even where the CPU has AVX2, so
+  // tests and benchmarks can compare the two; the scores are the same.
+  bool use_simd = true;
+};
+
+inline constexpr int kMaxResults = 1000;
+
+// The largest template find_template takes: its area and its longer side.
+// They keep every sum the scores are made of exact in 64-bit integers, and
+// a row's or a column's in 32 bits.
+inline constexpr int64_t kMaxTemplateArea = int64_t(1) << 23;
+inline constexpr int kMaxTemplateSide = 16384;
+
+// A template whose grey levels' standard deviation is below this is flat:
+// it would match any stretch of one colour as well as any other.
+inline constexpr double kFlatTemplateStddev = 1.0;
+
+// The score of needle at (x, y) in haystack, computed straight from the
+// definition in double precision; the reference the searches are tested
+// against. It is OpenCV's TM_CCOEFF_NORMED on these grey levels:
+//
+//   sum(T' * I') / sqrt(sum(T'^2) * sum(I'^2))
+//
+// where T' is the template minus its mean and I' the haystack window under
+// it minus the window's mean. A window of one grey level (zero variance)
+// scores 0, as OpenCV's does; so does a flat template. The needle must fit
+// inside the haystack at (x, y).
+double ncc_at(const gray_view& haystack, const gray_view& needle, int x, int y);
+
+// Where needle appears in haystack: the positions scoring at least
+// options.threshold (and above 0), best first (equal scores: top to bottom,
+// then left to right), at most options.max_results of them.
+//
+// Overlapping matches are suppressed: going down that list, a position is
+// dropped when its rectangle and one already kept share more than half the
+// template's area. And only a local maximum (no better score among its
+// eight neighbours) is a match at all, so one strong match is one answer.
+//
+// Errors (invalid_argument, the message says which and what to do): an
+// empty haystack or template; a template larger than the haystack in either
+// direction, or above kMaxTemplateArea or kMaxTemplateSide; a flat template
+// (standard deviation under kFlatTemplateStddev grey levels); a threshold
+// outside [0, 1] or max_results outside [1, kMaxResults]. No match is an
+// empty list, not an error.
+result<std::vector<match>> find_template(const gray_view& haystack, const gray_view& needle,
+                                         const match_options& options = {});
+
+// Finds a template cut from a screenshot in the device pixels that
+// screenshot was downscaled from, and answers in device pixels.
+//
+// device is the whole device area of the screenshot (the session's device
+// rectangle, its top-left at (0, 0)) and image the size the screenshot had;
+// the screenshot was area-averaged from one to the other. needle is in
+// image pixels; region (image pixels, inside the image; empty: all of it)
+// is where to look.
+//
+// The device pixels are downscaled to the image's size with the
+// screenshot's own filter (area_downscale) and searched there, so a
+// template cut from a screenshot of an unchanged screen meets its own
+// pixels again and scores about 1, and options.threshold means what it
+// means for find_template. Each match is then placed at device resolution:
+// the template, upscaled bilinearly to its device size, is matched within
+// a pixel and a half of an image pixel around the spot the image match
+// maps to, so content that moved by a fraction of an image pixel since the
+// screenshot is still placed to the device pixel. A match's x, y, w and h
+// are device pixels (w and h the template's size times the scale, rounded),
+// its score the image-space score.
+//
+// Errors: as find_template, and invalid_argument for an image size that is
+// not positive or larger than device, or a region outside the image.
+result<std::vector<match>> find_template_scaled(const gray_view& device, size2 image,
+                                                const gray_view& needle,
+                                                const match_options& options = {},
+                                                const rect& region = {});
+
+}  // namespace cu

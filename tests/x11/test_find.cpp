@@ -1,0 +1,254 @@
+// screenshot_find (the vision toolset) against a real Xvfb: scenes of
+// known pixels painted by the test's own X client, templates cut from them
+// (a part of the screenshot, a PNG from zoom, the same PNG as a file),
+// found at the place the test painted them, with the screenshot's downscale
+// in effect and in one window; not found once gone; flat templates refused.
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/harness.h"
+#include "support/jsonrpc.h"
+#include "util/base64.h"
+
+using namespace cu::test;
+
+namespace {
+
+const std::map<std::string, std::string> kVisionOn = {{"CU_TOOLSETS", "vision,windows"}};
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+std::string hex(xcb_window_t w) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
+  return buf;
+}
+
+// A window of coloured blocks (a UI-like scene: edges and flat areas), the
+// same for the same seed.
+xcb_window_t paint_scene(x_client& x, int left, int top, int w, int h, uint32_t seed) {
+  xcb_window_t win = x.create_window(left, top, w, h, rgb{250, 250, 250});
+  uint32_t state = seed * 2654435761u + 1;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return state >> 8;
+  };
+  for (int i = 0; i < 24; ++i) {
+    const int bw = 10 + int(next() % 60), bh = 8 + int(next() % 40);
+    const int bx = int(next() % uint32_t(w - bw)), by = int(next() % uint32_t(h - bh));
+    x.fill(win, bx, by, bw, bh,
+           rgb{uint8_t(next() % 256), uint8_t(next() % 256), uint8_t(next() % 256)});
+  }
+  // And four blocks of the seed's colours at (30, 30) to (130, 110), so a
+  // template cut there has edges whatever the random blocks did.
+  for (int i = 0; i < 4; ++i) {
+    x.fill(win, 30 + 50 * (i % 2), 30 + 40 * (i / 2), 50, 40,
+           rgb{uint8_t(next() % 256), uint8_t(next() % 256), uint8_t(next() % 256)});
+  }
+  x.sync();
+  return win;
+}
+
+json_ptr ok_call(server_process& s, std::string_view tool, const std::string& args) {
+  json_ptr r = s.call_tool(tool, args);
+  INFO(tool << " " << args << " answered " << r->text.substr(0, 800));
+  REQUIRE_FALSE(is_error(*r));
+  return r;
+}
+
+std::string error_text(server_process& s, std::string_view tool, const std::string& args) {
+  json_ptr r = s.call_tool(tool, args);
+  INFO(tool << " " << args << " answered " << r->text.substr(0, 600));
+  REQUIRE(is_error(*r));
+  return text_of(*r);
+}
+
+int64_t num(simdjson::dom::element e, const char* k) {
+  int64_t v = 0;
+  INFO(k);
+  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
+  return v;
+}
+
+struct found {
+  int x, y, w, h, cx, cy;
+  double score;
+};
+
+std::vector<found> matches(const json_line& r) {
+  std::vector<found> out;
+  simdjson::dom::array a;
+  REQUIRE(r.root["result"]["structuredContent"]["matches"].get(a) == simdjson::SUCCESS);
+  for (simdjson::dom::element m : a) {
+    simdjson::dom::array c;
+    REQUIRE(m["center"].get(c) == simdjson::SUCCESS);
+    double score = 0;
+    REQUIRE(m["score"].get(score) == simdjson::SUCCESS);
+    out.push_back(found{int(num(m, "x")), int(num(m, "y")), int(num(m, "width")),
+                        int(num(m, "height")), int(c.at(0).get_int64().value()),
+                        int(c.at(1).get_int64().value()), score});
+  }
+  return out;
+}
+
+std::string region(int x0, int y0, int x1, int y1) {
+  return "[" + std::to_string(x0) + "," + std::to_string(y0) + "," + std::to_string(x1) + "," +
+         std::to_string(y1) + "]";
+}
+
+// The image block's base64 data of a tools/call response.
+std::string image_data(const json_line& r) {
+  std::string_view d;
+  REQUIRE(r.root["result"]["content"].at(0)["data"].get(d) == simdjson::SUCCESS);
+  return std::string(d);
+}
+
+}  // namespace
+
+TEST_CASE("a part of a downscaled screenshot is found at its place, and a click on its center "
+          "lands there") {
+  // 1920x1080 is sent as 1366x768: every image pixel is 1.41 device pixels.
+  xvfb x(1920, 1080);
+  x_client painter(x.display());
+  paint_scene(painter, 200, 150, 420, 300, 1);
+  paint_scene(painter, 1100, 500, 420, 300, 2);
+  server_process s(x.display(), kVisionOn);
+  ok_call(s, "screenshot", "{}");
+  // Cut from the second scene, in image pixels: device (1200, 560) is image
+  // (853, 398).
+  const int x0 = 853, y0 = 398, x1 = 853 + 90, y1 = 398 + 60;
+  json_ptr r = ok_call(s, "screenshot_find", "{\"template_region\":" + region(x0, y0, x1, y1) + "}");
+  std::vector<found> m = matches(*r);
+  REQUIRE_FALSE(m.empty());
+  INFO(r->text);
+  CHECK(std::abs(m[0].x - x0) <= 1);
+  CHECK(std::abs(m[0].y - y0) <= 1);
+  CHECK(m[0].w >= 89);
+  CHECK(m[0].w <= 91);
+  CHECK(m[0].score > 0.97);
+  // Nothing else in the scenes looks like it.
+  for (size_t i = 1; i < m.size(); ++i) CHECK(m[i].score < m[0].score);
+  // The device rectangle is where the pixels are: image (853, 398) starts
+  // at device floor(853 * 1920 / 1366) = 1198 (or the next pixel).
+  simdjson::dom::element device = r->root["result"]["structuredContent"]["matches"].at(0)["device"];
+  CHECK(std::abs(num(device, "x") - 1199) <= 2);
+  CHECK(std::abs(num(device, "y") - 559) <= 2);
+  // Searched in a region without it: nothing.
+  json_ptr none = ok_call(s, "screenshot_find", "{\"template_region\":" +
+                                                    region(x0, y0, x1, y1) +
+                                                    ",\"region\":[0,0,600,380]}");
+  CHECK(matches(*none).empty());
+}
+
+TEST_CASE("a PNG template, as base64 and as a file, is found, and not once it is gone") {
+  // 1024x768 is sent as it is, so zoom's PNG of a region is a template in
+  // image pixels.
+  xvfb x(1024, 768);
+  x_client painter(x.display());
+  xcb_window_t scene = paint_scene(painter, 300, 200, 400, 300, 3);
+  server_process s(x.display(), kVisionOn);
+  ok_call(s, "screenshot", "{}");
+  const std::string png = image_data(*ok_call(s, "zoom", "{\"region\":[420,260,484,324]}"));
+  json_ptr r = ok_call(s, "screenshot_find", "{\"template\":\"" + png + "\"}");
+  std::vector<found> m = matches(*r);
+  REQUIRE(m.size() >= 1);
+  CHECK(m[0].x == 420);
+  CHECK(m[0].y == 260);
+  CHECK(m[0].w == 64);
+  CHECK(m[0].h == 64);
+  CHECK(m[0].cx == 452);
+  CHECK(m[0].cy == 292);
+  CHECK(m[0].score > 0.999);
+
+  // The same PNG from a file.
+  std::vector<uint8_t> bytes;
+  REQUIRE(cu::base64_decode(png, bytes));
+  char path[] = "/tmp/cu-find-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, bytes.data(), bytes.size()) == ssize_t(bytes.size()));
+  close(fd);
+  json_ptr from_file =
+      ok_call(s, "screenshot_find", "{\"template_path\":\"" + std::string(path) + "\"}");
+  unlink(path);
+  REQUIRE_FALSE(matches(*from_file).empty());
+  CHECK(matches(*from_file)[0].x == 420);
+
+  // The scene goes: nothing matches.
+  xcb_unmap_window(painter.connection(), scene);
+  painter.sync();
+  json_ptr gone = ok_call(s, "screenshot_find", "{\"template\":\"" + png + "\"}");
+  CHECK(matches(*gone).empty());
+}
+
+TEST_CASE("screenshot_find in one window answers in the window's image, and refuses what it "
+          "cannot search") {
+  xvfb x(1024, 768);
+  // The server first, and a capture answered, so its Composite redirection
+  // (asked for when a capture worker connects) keeps what is painted from
+  // then on: a real program repaints on the Expose a redirection brings,
+  // this painter does not.
+  server_process s(x.display(), kVisionOn);
+  ok_call(s, "screenshot", "{}");
+  x_client painter(x.display());
+  xcb_window_t scene = paint_scene(painter, 100, 100, 500, 400, 4);
+  // A cover over part of the window: the window's own pixels are searched.
+  painter.create_window(0, 0, 300, 300, rgb{0, 255, 0});
+  painter.sync();
+  ok_call(s, "screenshot", "{\"window\":\"" + hex(scene) + "\"}");
+  // A part under the cover, in the window's image.
+  json_ptr r = ok_call(s, "screenshot_find", "{\"template_region\":[40,40,120,100]}");
+  CHECK(r->root["result"]["structuredContent"]["window"].get_string().value() == hex(scene));
+  std::vector<found> m = matches(*r);
+  REQUIRE_FALSE(m.empty());
+  CHECK(m[0].x == 40);
+  CHECK(m[0].y == 40);
+
+  // Refusals, each naming what to change.
+  CHECK(contains(error_text(s, "screenshot_find", "{}"), "exactly one of"));
+  CHECK(contains(error_text(s, "screenshot_find",
+                            "{\"template_region\":[0,0,10,10],\"template_path\":\"/x.png\"}"),
+                 "exactly one of"));
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template\":\"not base64!\"}"),
+                 "Invalid argument \"template\""));
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template\":\"aGVsbG8=\"}"),
+                 "not a PNG"));
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template_path\":\"relative.png\"}"),
+                 "absolute path"));
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template_path\":\"/nonexistent/t.png\"}"),
+                 "cannot read"));
+  // A FIFO with no writer would block a reader for ever: refused at once.
+  char fifo_dir[] = "/tmp/cu-find-fifo-XXXXXX";
+  REQUIRE(mkdtemp(fifo_dir) != nullptr);
+  const std::string fifo = std::string(fifo_dir) + "/t.png";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template_path\":\"" + fifo + "\"}"),
+                 "is not a regular file"));
+  unlink(fifo.c_str());
+  rmdir(fifo_dir);
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template_region\":[0,0,600,10]}"),
+                 "Invalid argument \"template_region\""));
+  CHECK(contains(error_text(s, "screenshot_find",
+                            "{\"template_region\":[0,0,10,10],\"threshold\":1.5}"),
+                 "Invalid argument \"threshold\""));
+  CHECK(contains(error_text(s, "screenshot_find",
+                            "{\"template_region\":[0,0,10,10],\"max_results\":0}"),
+                 "Invalid argument \"max_results\""));
+  // A flat part: the scene's background in its corner, one colour.
+  ok_call(s, "screenshot", "{}");
+  CHECK(contains(error_text(s, "screenshot_find", "{\"template_region\":[1000,740,1020,760]}"),
+                 "flat"));
+  // Without the toolset, the tool is unknown.
+  server_process plain(x.display());
+  CHECK(contains(error_text(plain, "screenshot_find", "{\"template_region\":[0,0,10,10]}"),
+                 "Unknown tool"));
+}
