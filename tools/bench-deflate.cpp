@@ -12,7 +12,6 @@
 // and per strip which encoder the server would pick; exits 1 when zlib does
 // not inflate the runs encoder's stream to exactly the filtered rows.
 #include <isa-l/igzip_lib.h>
-#include <spng.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -25,6 +24,7 @@
 #include <vector>
 
 #include "capture/deflate_runs.h"
+#include "capture/png.h"
 #include "capture/scale.h"
 #include "core/geometry.h"
 
@@ -44,26 +44,15 @@ bool load(const char* path, screen& s) {
   uint8_t buf[1 << 16];
   for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) file.insert(file.end(), buf, buf + n);
   std::fclose(f);
-  spng_ctx* c = spng_ctx_new(0);
-  spng_ihdr ihdr{};
-  size_t size = 0;
-  std::vector<uint8_t> rgba;
-  bool ok = spng_set_png_buffer(c, file.data(), file.size()) == 0 &&
-            spng_get_ihdr(c, &ihdr) == 0 &&
-            spng_decoded_image_size(c, SPNG_FMT_RGBA8, &size) == 0;
-  if (ok) {
-    rgba.resize(size);
-    ok = spng_decode_image(c, rgba.data(), size, SPNG_FMT_RGBA8, 0) == 0;
-  }
-  spng_ctx_free(c);
-  if (!ok) return false;
-  s.w = int(ihdr.width);
-  s.h = int(ihdr.height);
+  auto png = cu::decode_png_rgb(file);
+  if (!png) return false;
+  s.w = png->w;
+  s.h = png->h;
   s.bgrx.resize(size_t(s.w) * size_t(s.h) * 4);
   for (size_t i = 0; i < size_t(s.w) * size_t(s.h); ++i) {
-    s.bgrx[i * 4] = rgba[i * 4 + 2];
-    s.bgrx[i * 4 + 1] = rgba[i * 4 + 1];
-    s.bgrx[i * 4 + 2] = rgba[i * 4];
+    s.bgrx[i * 4] = png->rgb[i * 3 + 2];
+    s.bgrx[i * 4 + 1] = png->rgb[i * 3 + 1];
+    s.bgrx[i * 4 + 2] = png->rgb[i * 3];
     s.bgrx[i * 4 + 3] = 0;
   }
   return true;

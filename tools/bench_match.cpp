@@ -21,8 +21,6 @@
 // p50/p90/min in milliseconds, the peak resident memory the searches added
 // (KiB), the matches, and the best position (one more call with threshold
 // 0 and one result, same method).
-#include <spng.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -32,34 +30,29 @@
 #include <string>
 #include <vector>
 
+#include "capture/png.h"
 #include "vision/match.h"
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-bool load_png(const char* path, cu::gray_image& out) {
+// The whole file; false when it cannot be read.
+bool read_file(const char* path, std::vector<uint8_t>& out) {
   FILE* f = std::fopen(path, "rb");
   if (f == nullptr) return false;
-  std::vector<uint8_t> file;
   uint8_t buf[1 << 16];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) file.insert(file.end(), buf, buf + n);
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.insert(out.end(), buf, buf + n);
   std::fclose(f);
-  spng_ctx* c = spng_ctx_new(0);
-  spng_ihdr ihdr{};
-  size_t size = 0;
-  std::vector<uint8_t> rgb;
-  bool ok = spng_set_png_buffer(c, file.data(), file.size()) == 0 &&
-            spng_get_ihdr(c, &ihdr) == 0 &&
-            spng_decoded_image_size(c, SPNG_FMT_RGB8, &size) == 0;
-  if (ok) {
-    rgb.resize(size);
-    ok = spng_decode_image(c, rgb.data(), size, SPNG_FMT_RGB8, 0) == 0;
-  }
-  spng_ctx_free(c);
-  if (!ok) return false;
-  const int w = int(ihdr.width), h = int(ihdr.height);
-  out = cu::to_gray(rgb.data(), w, h, size_t(w) * 3, cu::kLayoutRgb);
+  return true;
+}
+
+bool load_png(const char* path, cu::gray_image& out) {
+  std::vector<uint8_t> file;
+  if (!read_file(path, file)) return false;
+  auto png = cu::decode_png_rgb(file);
+  if (!png) return false;
+  out = cu::to_gray(png->rgb.data(), png->w, png->h, size_t(png->w) * 3, cu::kLayoutRgb);
   return true;
 }
 

@@ -1,6 +1,5 @@
 #include "capture/find.h"
 
-#include <spng.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <memory>
 
+#include "capture/png.h"
 #include "core/json_writer.h"
 #include "util/str_cat.h"
 #include "vision/match.h"
@@ -24,33 +24,14 @@ namespace {
 constexpr size_t kMaxTemplateFileBytes = 32u << 20;
 constexpr uint32_t kMaxTemplateSide = 8192;
 
-struct spng_ctx_deleter {
-  void operator()(spng_ctx* c) const { spng_ctx_free(c); }
-};
-
 // A PNG's pixels in grey, whatever its colour type (alpha is dropped).
 result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* what) {
-  std::unique_ptr<spng_ctx, spng_ctx_deleter> ctx(spng_ctx_new(0));
-  if (!ctx) return make_error(errc::io, "cannot decode PNG: out of memory");
-  spng_set_image_limits(ctx.get(), kMaxTemplateSide, kMaxTemplateSide);
-  spng_set_chunk_limits(ctx.get(), 1u << 20, 8u << 20);
-  spng_set_png_buffer(ctx.get(), png.data(), png.size());
-  spng_ihdr ihdr{};
-  int rc = spng_get_ihdr(ctx.get(), &ihdr);
-  size_t bytes = 0;
-  if (rc == 0) rc = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &bytes);
-  std::vector<uint8_t> rgb;
-  if (rc == 0) {
-    rgb.resize(bytes);
-    rc = spng_decode_image(ctx.get(), rgb.data(), rgb.size(), SPNG_FMT_RGB8, SPNG_DECODE_TRNS);
-  }
-  if (rc != 0) {
+  auto rgb = decode_png_rgb(png, kMaxTemplateSide);
+  if (!rgb) {
     return make_error(errc::invalid_argument,
-                      str_cat("Invalid argument \"", what, "\": not a PNG this server can read (",
-                              spng_strerror(rc), ")"));
+                      str_cat("Invalid argument \"", what, "\": ", rgb.err().message));
   }
-  return to_gray(rgb.data(), int(ihdr.width), int(ihdr.height), size_t(ihdr.width) * 3,
-                 kLayoutRgb);
+  return to_gray(rgb->rgb.data(), rgb->w, rgb->h, size_t(rgb->w) * 3, kLayoutRgb);
 }
 
 result<std::vector<uint8_t>> read_template_file(const std::string& path) {

@@ -382,4 +382,28 @@ byte_buffer png_pieces::join() const {
 
 const char* png_fastest_engine_name() { return CU_HAVE_ISAL ? "isa-l" : "libspng"; }
 
+result<rgb_pixels> decode_png_rgb(std::span<const uint8_t> png, uint32_t max_side) {
+  std::unique_ptr<spng_ctx, spng_ctx_deleter> ctx(spng_ctx_new(0));
+  if (!ctx) return make_error(errc::io, "cannot decode PNG: out of memory");
+  spng_set_image_limits(ctx.get(), max_side, max_side);
+  spng_set_chunk_limits(ctx.get(), 1u << 20, 8u << 20);
+  spng_set_png_buffer(ctx.get(), png.data(), png.size());
+  spng_ihdr ihdr{};
+  int rc = spng_get_ihdr(ctx.get(), &ihdr);
+  size_t bytes = 0;
+  if (rc == 0) rc = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &bytes);
+  rgb_pixels out;
+  if (rc == 0) {
+    out.rgb.resize(bytes);
+    rc = spng_decode_image(ctx.get(), out.rgb.data(), out.rgb.size(), SPNG_FMT_RGB8, 0);
+  }
+  if (rc != 0) {
+    return make_error(errc::invalid_argument,
+                      std::string("not a PNG this server can read (") + spng_strerror(rc) + ")");
+  }
+  out.w = int(ihdr.width);
+  out.h = int(ihdr.height);
+  return out;
+}
+
 }  // namespace cu

@@ -1,4 +1,6 @@
-// Owns: PNG encoding of RGB rows, tuned for screen content and latency.
+// Owns: PNG encoding of RGB rows, tuned for screen content and latency; and
+// decoding a PNG someone hands us (a screenshot_find template, a benchmark's
+// screen) to RGB.
 // Two encoders sit behind one function: ISA-L's igzip (level 1) writing the
 // PNG container itself, when the build has libisal, because it deflates
 // screen content five to six times faster than zlib; otherwise libspng at
@@ -82,5 +84,17 @@ result<std::optional<png_pieces>> encode_png_strips(
 
 // The engine `fastest` resolves to in this build: "isa-l" or "libspng".
 const char* png_fastest_engine_name();
+
+// A decoded PNG: 8-bit RGB, rows packed (3 * w bytes each).
+struct rgb_pixels {
+  int w = 0;
+  int h = 0;
+  std::vector<uint8_t> rgb;
+};
+
+// Decodes a PNG of any colour type and depth to 8-bit RGB (alpha dropped),
+// at most max_side pixels a side. An invalid_argument error saying why
+// libspng refused it otherwise.
+result<rgb_pixels> decode_png_rgb(std::span<const uint8_t> png, uint32_t max_side = 16384);
 
 }  // namespace cu

@@ -320,3 +320,23 @@ TEST_CASE("a strip encode gives up once the bytes pass the limit") {
   std::vector<cu::png_strip> enough = cu::png_strip_layout(400);
   CHECK(encode_strips(noise, enough, whole->size + 1000));
 }
+
+TEST_CASE("decode_png_rgb gives back what was encoded, and refuses what is not a PNG or too big") {
+  const rgb_image img = random_image(517, 33, 99);
+  cu::byte_buffer png = encode(img, kEngines[0]);
+  auto back = cu::decode_png_rgb({png.data.get(), png.size});
+  REQUIRE(back.ok());
+  CHECK(back->w == 517);
+  CHECK(back->h == 33);
+  CHECK(back->rgb == img.bytes);
+  // Wider than allowed: refused, saying why.
+  auto wide = cu::decode_png_rgb({png.data.get(), png.size}, 256);
+  REQUIRE_FALSE(wide.ok());
+  CHECK(wide.err().code == cu::errc::invalid_argument);
+  CHECK(wide.err().message.find("not a PNG this server can read") == 0);
+  // Not a PNG, and a PNG cut short.
+  const uint8_t text[] = {'h', 'e', 'l', 'l', 'o'};
+  CHECK_FALSE(cu::decode_png_rgb(text).ok());
+  CHECK_FALSE(cu::decode_png_rgb({png.data.get(), png.size / 2}).ok());
+  CHECK_FALSE(cu::decode_png_rgb({}).ok());
+}

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "support/harness.h"
+#include "support/tool_calls.h"
 #include "support/jsonrpc.h"
 #include "util/base64.h"
 
@@ -22,16 +23,6 @@ using namespace cu::test;
 namespace {
 
 const std::map<std::string, std::string> kVisionOn = {{"CU_TOOLSETS", "vision,windows"}};
-
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
-std::string hex(xcb_window_t w) {
-  char buf[16];
-  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
-  return buf;
-}
 
 // A window of coloured blocks (a UI-like scene: edges and flat areas), the
 // same for the same seed.
@@ -56,27 +47,6 @@ xcb_window_t paint_scene(x_client& x, int left, int top, int w, int h, uint32_t 
   }
   x.sync();
   return win;
-}
-
-json_ptr ok_call(server_process& s, std::string_view tool, const std::string& args) {
-  json_ptr r = s.call_tool(tool, args);
-  INFO(tool << " " << args << " answered " << r->text.substr(0, 800));
-  REQUIRE_FALSE(is_error(*r));
-  return r;
-}
-
-std::string error_text(server_process& s, std::string_view tool, const std::string& args) {
-  json_ptr r = s.call_tool(tool, args);
-  INFO(tool << " " << args << " answered " << r->text.substr(0, 600));
-  REQUIRE(is_error(*r));
-  return text_of(*r);
-}
-
-int64_t num(simdjson::dom::element e, const char* k) {
-  int64_t v = 0;
-  INFO(k);
-  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
-  return v;
 }
 
 struct found {

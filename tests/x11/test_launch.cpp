@@ -22,14 +22,11 @@
 #include "support/harness.h"
 #include "support/input_probe.h"
 #include "support/session_probe.h"
+#include "support/tool_calls.h"
 
 using namespace cu::test;
 
 namespace {
-
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
-}
 
 std::optional<std::string> string_field(const json_line& j, const char* key) {
   std::string_view v;

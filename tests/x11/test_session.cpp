@@ -23,6 +23,7 @@
 #include "support/harness.h"
 #include "support/input_probe.h"
 #include "support/session_probe.h"
+#include "support/tool_calls.h"
 
 using namespace cu::test;
 
@@ -57,10 +58,6 @@ std::string text_arg(std::string_view text) {
   std::string s = "{\"text\":";
   s.append(json_string(text)).append("}");
   return s;
-}
-
-bool contains(std::string_view haystack, std::string_view needle) {
-  return haystack.find(needle) != std::string_view::npos;
 }
 
 // The JSON a tool answered with in its first text block.
@@ -101,14 +98,6 @@ std::string ok_text(server_process& s, std::string_view tool, std::string_view a
   auto r = s.call_tool(tool, args);
   INFO(tool << " " << args.substr(0, 200) << " answered " << r->text.substr(0, 600));
   REQUIRE_FALSE(is_error(*r));
-  return text_of(*r);
-}
-
-// Calls a tool that must fail and returns its text.
-std::string error_text(server_process& s, std::string_view tool, std::string_view args = "{}") {
-  auto r = s.call_tool(tool, args);
-  INFO(tool << " " << args.substr(0, 200) << " answered " << r->text.substr(0, 600));
-  REQUIRE(is_error(*r));
   return text_of(*r);
 }
 
@@ -209,12 +198,6 @@ xcb_window_t window_field(const json_line& j) {
   std::optional<std::string> w = string_field(j, "window");
   if (!w || w->rfind("0x", 0) != 0) return XCB_NONE;
   return xcb_window_t(strtoul(w->c_str(), nullptr, 16));
-}
-
-std::string hex(xcb_window_t w) {
-  char buf[16];
-  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
-  return buf;
 }
 
 // One RandR monitor as `xrandr --listmonitors` prints it.

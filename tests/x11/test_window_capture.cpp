@@ -15,6 +15,7 @@
 #include "support/harness.h"
 #include "support/jsonrpc.h"
 #include "support/session_probe.h"
+#include "support/tool_calls.h"
 
 using namespace cu::test;
 
@@ -22,27 +23,6 @@ namespace {
 
 const std::map<std::string, std::string> kWindowsOn = {{"CU_TOOLSETS", "windows"}};
 constexpr rgb kRed{255, 0, 0}, kGreen{0, 255, 0}, kBlue{0, 0, 255};
-
-std::string hex(xcb_window_t w) {
-  char buf[16];
-  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
-  return buf;
-}
-
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
-// Polls (a window manager is being waited for) until pred holds.
-template <class F>
-void wait_until(F pred, const char* what, int timeout_ms = 20000) {
-  const int64_t deadline = now_ms() + timeout_ms;
-  while (!pred()) {
-    INFO("waiting for " << what);
-    REQUIRE(now_ms() < deadline);
-    usleep(10000);
-  }
-}
 
 // A client of its own with one ordinary (managed) top-level window of one
 // colour, which records the button presses it receives.
@@ -161,27 +141,6 @@ class painted_window {
   std::vector<std::array<int, 3>> presses_;
 };
 
-json_ptr ok_call(server_process& s, std::string_view tool, const std::string& args) {
-  json_ptr r = s.call_tool(tool, args);
-  INFO(tool << " " << args << " answered " << r->text.substr(0, 600));
-  REQUIRE_FALSE(is_error(*r));
-  return r;
-}
-
-std::string error_text(server_process& s, std::string_view tool, const std::string& args) {
-  json_ptr r = s.call_tool(tool, args);
-  INFO(tool << " " << args << " answered " << r->text.substr(0, 600));
-  REQUIRE(is_error(*r));
-  return text_of(*r);
-}
-
-int64_t num(simdjson::dom::element e, const char* k) {
-  int64_t v = 0;
-  INFO(k);
-  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
-  return v;
-}
-
 std::string str(simdjson::dom::element e, const char* k) {
   std::string_view v;
   INFO(k);
@@ -221,12 +180,6 @@ xcb_window_t top_level_at(x_observer& obs, int x, int y) {
   xcb_window_t w = t->child;
   free(t);
   return w;
-}
-
-void start_openbox(x_observer& obs, std::optional<background_program>& wm, const std::string& d) {
-  wm.emplace(std::vector<std::string>{"openbox", "--sm-disable"}, d);
-  wait_until([&] { return obs.window_property(obs.root(), "_NET_SUPPORTING_WM_CHECK") != XCB_NONE; },
-             "openbox");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "support/harness.h"
 #include "support/jsonrpc.h"
 #include "support/session_probe.h"
+#include "support/tool_calls.h"
 
 using namespace cu::test;
 
@@ -31,23 +32,6 @@ json_ptr ok_json(server_process& s, std::string_view tool, std::string_view args
   json_ptr text = parse_json(text_of(*r));
   CHECK(simdjson::minify(text->root) == simdjson::minify(sc));
   return text;
-}
-
-std::string error_text(server_process& s, std::string_view tool, std::string_view args = "{}") {
-  json_ptr r = s.call_tool(tool, args);
-  INFO(tool << " " << args << " answered " << r->text.substr(0, 600));
-  REQUIRE(is_error(*r));
-  return text_of(*r);
-}
-
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
-std::string hex(xcb_window_t w) {
-  char buf[16];
-  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
-  return buf;
 }
 
 std::string window_args(xcb_window_t w, std::string_view more = {}) {
@@ -73,14 +57,6 @@ simdjson::dom::element entry(const json_line& list, xcb_window_t w) {
   INFO(list.text);
   FAIL("list_windows does not list " << id);
   return {};
-}
-
-int64_t num(simdjson::dom::element e, const char* k) {
-  INFO("the integer " << k);
-  REQUIRE(e.is_object());
-  int64_t v = 0;
-  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
-  return v;
 }
 
 bool flag(simdjson::dom::element e, const char* k) {
@@ -146,23 +122,6 @@ std::vector<uint32_t> cardinals(x_observer& obs, xcb_window_t w, const char* pro
   }
   free(r);
   return out;
-}
-
-// Polls (another program is being waited for) until pred holds.
-template <class F>
-void wait_until(F pred, const char* what, int timeout_ms = 20000) {
-  const int64_t deadline = now_ms() + timeout_ms;
-  while (!pred()) {
-    INFO("waiting for " << what);
-    REQUIRE(now_ms() < deadline);
-    usleep(10000);
-  }
-}
-
-void start_openbox(x_observer& obs, std::optional<background_program>& wm, const std::string& d) {
-  wm.emplace(std::vector<std::string>{"openbox", "--sm-disable"}, d);
-  wait_until([&] { return obs.window_property(obs.root(), "_NET_SUPPORTING_WM_CHECK") != XCB_NONE; },
-             "openbox");
 }
 
 // The viewable client window with this title: a child of the root, or of

@@ -1,0 +1,42 @@
+#include "support/tool_calls.h"
+
+#include <cstdio>
+#include <vector>
+
+namespace cu::test {
+
+std::string hex(xcb_window_t w) {
+  char buf[16];
+  snprintf(buf, sizeof buf, "0x%x", unsigned(w));
+  return buf;
+}
+
+json_ptr ok_call(server_process& s, std::string_view tool, std::string_view args) {
+  json_ptr r = s.call_tool(tool, args);
+  INFO(tool << " " << args.substr(0, 300) << " answered " << r->text.substr(0, 800));
+  REQUIRE_FALSE(is_error(*r));
+  return r;
+}
+
+std::string error_text(server_process& s, std::string_view tool, std::string_view args) {
+  json_ptr r = s.call_tool(tool, args);
+  INFO(tool << " " << args.substr(0, 300) << " answered " << r->text.substr(0, 600));
+  REQUIRE(is_error(*r));
+  return text_of(*r);
+}
+
+int64_t num(simdjson::dom::element e, const char* k) {
+  INFO("the integer " << k);
+  REQUIRE(e.is_object());
+  int64_t v = 0;
+  REQUIRE(e[k].get(v) == simdjson::SUCCESS);
+  return v;
+}
+
+void start_openbox(x_observer& obs, std::optional<background_program>& wm, const std::string& d) {
+  wm.emplace(std::vector<std::string>{"openbox", "--sm-disable"}, d);
+  wait_until([&] { return obs.window_property(obs.root(), "_NET_SUPPORTING_WM_CHECK") != XCB_NONE; },
+             "openbox");
+}
+
+}  // namespace cu::test

@@ -1,0 +1,53 @@
+// Owns: the small helpers the X11 tests share for calling tools and reading
+// their answers (a call that must succeed or fail, an integer field, a
+// window id as the server writes it), for waiting on another program, and
+// for starting openbox as the window manager.
+// Thread affinity: the test thread.
+#pragma once
+
+#include <xcb/xcb.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "support/harness.h"
+#include "support/session_probe.h"
+
+namespace cu::test {
+
+inline bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+// A window id as list_windows writes it: "0x1a00022".
+std::string hex(xcb_window_t w);
+
+// Calls a tool that must succeed; its response.
+json_ptr ok_call(server_process& s, std::string_view tool, std::string_view args = "{}");
+
+// Calls a tool that must answer isError; its text.
+std::string error_text(server_process& s, std::string_view tool, std::string_view args = "{}");
+
+// The integer field k of the object e (the test fails without).
+int64_t num(simdjson::dom::element e, const char* k);
+
+// Polls until pred holds, for another program (a window manager, a client)
+// whose progress no event of ours tells; fails after timeout_ms.
+template <class F>
+void wait_until(F pred, const char* what, int timeout_ms = 20000) {
+  const int64_t deadline = now_ms() + timeout_ms;
+  while (!pred()) {
+    INFO("waiting for " << what);
+    REQUIRE(now_ms() < deadline);
+    usleep(10000);
+  }
+}
+
+// Starts openbox on display d and waits until it has announced itself
+// (_NET_SUPPORTING_WM_CHECK on the root).
+void start_openbox(x_observer& obs, std::optional<background_program>& wm, const std::string& d);
+
+}  // namespace cu::test
