@@ -24,6 +24,10 @@ namespace cu {
 struct screen_report {
   bool lost = false;
   size2 root;
+  // The server generation the report is about: for a loss, the generation
+  // whose server went away. A capture may already have made a session on
+  // the next server by the time this news reaches the loop.
+  uint64_t generation = 0;
 };
 
 // The end of one accepted request, or (seq 0) a message for the loop.

@@ -108,7 +108,7 @@ bool desktop::ensure_connected(std::string* why) {
       xcb_get_geometry_reply(conn, xcb_get_geometry(conn, root_), nullptr));
   if (g) {
     root_size_ = size2{g->width, g->height};
-    report(screen_report{false, root_size_});
+    report(screen_report{false, root_size_, conn_generation_});
   }
   clipboard_.attach(conn, &atoms_, window_);
   ctx_ = desktop_context{conn, root_, window_, &atoms_, &clipboard_, display_};
@@ -120,7 +120,7 @@ void desktop::drop_connection() {
     // The first thread to notice starts a new generation; the loop voids
     // the coordinate session and the actor ends its holds.
     generations_.lost(conn_generation_);
-    report(screen_report{true, {}});
+    report(screen_report{true, {}, conn_generation_});
   }
   conn_.reset();
   ctx_ = desktop_context{};
@@ -147,7 +147,7 @@ void desktop::dispatch(const xcb_generic_event_t* ev) {
     const auto* e = reinterpret_cast<const xcb_configure_notify_event_t*>(ev);
     if (e->window == root_ && size2{e->width, e->height} != root_size_) {
       root_size_ = size2{e->width, e->height};
-      report(screen_report{false, root_size_});
+      report(screen_report{false, root_size_, conn_generation_});
     }
   }
   if (clipboard_.handle(ev)) return;

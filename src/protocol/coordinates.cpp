@@ -29,8 +29,18 @@ void coordinates::set_area(const std::optional<rect>& area) {
 
 bool coordinates::on_screen_report(const screen_report& r) {
   if (r.lost) {
-    // Every coordinate the model holds is of a screen that is gone.
-    if (session_ || area_) {
+    // A capture may have reconnected to the next server and made a
+    // session there before the desktop thread's news of the old one's loss
+    // arrived (pending its size report, when the size changed): that one
+    // is of the screen as it is now, and stays.
+    auto newer = [&](const std::optional<coord_session>& s) {
+      return s && s->generation > r.generation;
+    };
+    std::optional<coord_session> keep = newer(session_)         ? session_
+                                        : newer(early_session_) ? early_session_
+                                                                : std::nullopt;
+    // Every other coordinate the model holds is of a screen that is gone.
+    if (!keep && (session_ || area_)) {
       log(log_level::info, "X display %s went away: the coordinate session is void until the "
           "next screenshot", display_.c_str());
     }
@@ -38,6 +48,10 @@ bool coordinates::on_screen_report(const screen_report& r) {
     early_session_.reset();
     area_.reset();
     root_size_.reset();
+    if (keep) {
+      root_size_ = keep->root;
+      session_ = keep;
+    }
     return true;
   }
   if (root_size_ && *root_size_ != r.root) {

@@ -49,9 +49,35 @@ TEST_CASE("a capture from a server that is gone is not adopted, and a lost serve
   REQUIRE(c.live());
   screen_report lost;
   lost.lost = true;
+  lost.generation = gen.current();  // The server the session is of.
   CHECK(c.on_screen_report(lost));
   CHECK_FALSE(c.live());
   CHECK_FALSE(c.area());
+}
+
+TEST_CASE("late news of a lost server keeps a session already made on the next one") {
+  server_generation gen;
+  coordinates c(":99", gen);
+  c.on_screen_report(root_is({1920, 1080}));
+  const uint64_t first = gen.current();
+  c.adopt(capture_of({1920, 1080}, first));
+  // A capture worker notices the restart first, reconnects and captures
+  // the new screen; the desktop thread's report of the loss comes after.
+  gen.lost(first);
+  auto fresh = capture_of({1280, 1024}, gen.current());
+  c.adopt(fresh);
+  screen_report lost;
+  lost.lost = true;
+  lost.generation = first;
+  CHECK(c.on_screen_report(lost));
+  REQUIRE(c.live());
+  CHECK(*c.live() == fresh);
+  // The new server's size report agrees with it.
+  screen_report size = root_is({1280, 1024});
+  size.generation = gen.current();
+  CHECK_FALSE(c.on_screen_report(size));
+  REQUIRE(c.live());
+  CHECK(*c.live() == fresh);
 }
 
 TEST_CASE("a resize voids the session, but keeps one already captured at the new size") {
