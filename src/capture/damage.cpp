@@ -8,6 +8,8 @@
 #include <algorithm>
 
 #include "util/log.h"
+#include "util/str_cat.h"
+#include "x11/windows.h"
 
 namespace cu {
 namespace {
@@ -86,6 +88,7 @@ bool damage_monitor::connect() {
   conn_generation_ = generations_.current();
   first_event_ = ext->first_event;
   conn_ = std::move(*c);
+  root_ = screen->root;
   // Marks handed out before cannot say what happened while nobody watched.
   epoch_ = next_;
   // The screen may have changed while nobody watched.
@@ -118,6 +121,78 @@ void damage_monitor::drain(bool read_socket) {
     if (x11_server_gone(c)) generations_.lost(conn_generation_);
     watching_.store(false, std::memory_order_release);
     conn_.reset();
+    changed = true;  // Watches hear of the loss.
+  }
+  if (changed && listener_) listener_();
+}
+
+void damage_monitor::set_listener(std::function<void()> on_change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  listener_ = std::move(on_change);
+}
+
+void damage_monitor::request_sync(uint32_t window, std::function<void(sync_answer)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    syncs_.push_back(sync_request{window, std::move(done)});
+  }
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void damage_monitor::serve_syncs() {
+  std::vector<sync_request> requests;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests.swap(syncs_);
+  }
+  for (sync_request& req : requests) {
+    sync_answer a;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!conn_) {
+        a.error = str_cat("the X display \"", display_,
+                          "\" reports no changes (no DAMAGE extension, or no connection now)");
+      } else {
+        xcb_connection_t* c = conn_.get();
+        // The replies come after every report of drawing the server did
+        // before these requests: the mark covers all of it.
+        auto root_geo = xcb_get_geometry(c, root_);
+        xcb_get_geometry_cookie_t geo{};
+        xcb_translate_coordinates_cookie_t where{};
+        xcb_get_window_attributes_cookie_t attrs{};
+        if (req.window != 0) {
+          geo = xcb_get_geometry(c, req.window);
+          where = xcb_translate_coordinates(c, req.window, root_, 0, 0);
+          attrs = xcb_get_window_attributes(c, req.window);
+        }
+        reply_ptr<xcb_get_geometry_reply_t> rg(xcb_get_geometry_reply(c, root_geo, nullptr));
+        if (req.window != 0) {
+          reply_ptr<xcb_get_geometry_reply_t> g(xcb_get_geometry_reply(c, geo, nullptr));
+          reply_ptr<xcb_translate_coordinates_reply_t> t(
+              xcb_translate_coordinates_reply(c, where, nullptr));
+          reply_ptr<xcb_get_window_attributes_reply_t> at(
+              xcb_get_window_attributes_reply(c, attrs, nullptr));
+          if (!g || !t || !at) {
+            a.error = str_cat("window ", window_id_text(req.window), " no longer exists");
+          } else if (at->map_state != XCB_MAP_STATE_VIEWABLE) {
+            a.error = str_cat("window ", window_id_text(req.window),
+                              " is not shown (minimized or unmapped)");
+          } else {
+            a.window_rect = rect{t->dst_x, t->dst_y, g->width, g->height};
+          }
+        }
+        drain(false);
+        if (rg) a.root = size2{rg->width, rg->height};
+        if (!conn_ || !rg) {
+          a.error = "the X server went away";
+          a.window_rect.reset();
+        } else if (a.error.empty()) {
+          a.mark = next_;
+        }
+      }
+    }
+    req.done(std::move(a));
   }
 }
 
@@ -138,6 +213,12 @@ void damage_monitor::run() {
       if (ok) continue;
       pollfd wake{wake_fd_, POLLIN, 0};
       poll(&wake, 1, kRetryMs);
+      if (wake.revents != 0) {
+        uint64_t n;
+        (void)!read(wake_fd_, &n, sizeof n);
+      }
+      // Nobody watches now: requests are answered so.
+      serve_syncs();
       continue;
     }
     int fd;
@@ -151,15 +232,23 @@ void damage_monitor::run() {
     }
     pollfd fds[2] = {{fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0) continue;
-    if (fds[1].revents != 0) break;
+    if (fds[1].revents != 0) {
+      if (stopping_.load()) break;
+      uint64_t n;
+      (void)!read(wake_fd_, &n, sizeof n);
+      serve_syncs();
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (conn_) drain(true);
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  watching_.store(false);
-  conn_.reset();
-  first_attempt_done_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    watching_.store(false);
+    conn_.reset();
+    first_attempt_done_ = true;
+  }
   first_attempt_.notify_all();
+  serve_syncs();  // Answered: the monitor stops.
 }
 
 std::optional<uint64_t> damage_monitor::sync_mark() {
@@ -194,6 +283,27 @@ std::optional<std::vector<std::pair<int, int>>> damage_monitor::rows_changed(
     }
   }
   return merged;
+}
+
+std::optional<rect> damage_monitor::changed_since(uint64_t& mark, const rect& area) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t from = mark;
+  mark = next_;
+  if (from < epoch_ || from > next_ || next_ - from > kRingSize) return std::nullopt;
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool any = false;
+  for (uint64_t i = from; i < next_; ++i) {
+    const rect hit = intersect(ring_[i % kRingSize], area);
+    if (hit.w <= 0 || hit.h <= 0) continue;
+    if (!any) {
+      x0 = hit.x, y0 = hit.y, x1 = hit.x + hit.w, y1 = hit.y + hit.h;
+      any = true;
+    } else {
+      x0 = std::min(x0, hit.x), y0 = std::min(y0, hit.y);
+      x1 = std::max(x1, hit.x + hit.w), y1 = std::max(y1, hit.y + hit.h);
+    }
+  }
+  return any ? rect{x0, y0, x1 - x0, y1 - y0} : rect{};
 }
 
 bool damage_monitor::touched(uint64_t mark, const rect& area) const {

@@ -6,6 +6,10 @@
 // can ask whether an area was drawn on since a mark (an unchanged screen is
 // answered from the bytes already encoded; an encode redoes only the strips
 // that changed).
+// It also serves the waits (wait_for_change, wait_until_stable,
+// screenshot_find's until): a listener hears of every batch of changes as
+// it is read, and a watch asks for a mark of "now" taken on this thread, so
+// the loop never waits on X.
 // Thread affinity: any thread; the reading thread is private.
 #pragma once
 
@@ -13,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -62,6 +67,30 @@ class damage_monitor {
   // is unknown).
   bool touched(uint64_t mark, const rect& area) const;
 
+  // What was drawn inside area since mark: the bounding box of it (empty:
+  // nothing), or nothing when that is unknown (as for rows_changed). The
+  // mark moves on to now.
+  std::optional<rect> changed_since(uint64_t& mark, const rect& area) const;
+
+  // Called on the reading thread after every batch of changes it read,
+  // and when the connection is lost. Must not block, nor call back into
+  // the monitor (it runs with the monitor's lock held): uv_async_send is
+  // what it is for. Empty: nobody listens.
+  void set_listener(std::function<void()> on_change);
+
+  // What a watch starts from: a mark of everything the X server drew
+  // until the request was served, the root window's size, and, for a
+  // window, where its inside is on the root now.
+  struct sync_answer {
+    std::optional<uint64_t> mark;  // Nothing: not watching (error says why).
+    size2 root;
+    std::optional<rect> window_rect;  // Root coordinates of the window's inside.
+    std::string error;
+  };
+  // Serves the request on the reading thread (one round trip there, none
+  // here) and hands the answer to done, on that thread.
+  void request_sync(uint32_t window, std::function<void(sync_answer)> done);
+
  private:
   void run();
   // Connects and creates the damage object; false (with the reason logged
@@ -70,13 +99,15 @@ class damage_monitor {
   // Reads every event waiting; mu_ held.
   void drain(bool read_socket);
   void record(const rect& r);
+  // Serves the sync requests waiting; mu_ not held.
+  void serve_syncs();
 
   std::string display_;
   server_generation& generations_;
   std::atomic<bool> watching_{false};
   std::atomic<int64_t> last_change_ns_{-1};
   std::atomic<bool> stopping_{false};
-  int wake_fd_ = -1;  // eventfd: stop.
+  int wake_fd_ = -1;  // eventfd: stop, or sync requests wait.
 
   mutable std::mutex mu_;
   xcb_ptr conn_;
@@ -91,6 +122,13 @@ class damage_monitor {
   bool warned_ = false;
   bool first_attempt_done_ = false;  // Guarded by mu_.
   std::condition_variable first_attempt_;
+  std::function<void()> listener_;  // Guarded by mu_.
+  struct sync_request {
+    uint32_t window;
+    std::function<void(sync_answer)> done;
+  };
+  std::vector<sync_request> syncs_;  // Guarded by mu_.
+  xcb_window_t root_ = 0;            // Guarded by mu_.
 
   std::thread thread_;
 };

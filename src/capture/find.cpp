@@ -79,11 +79,6 @@ std::optional<std::string> bad_region(const std::array<int, 4>& r, size2 image) 
   return std::nullopt;
 }
 
-void write_rect(json_writer& j, const rect& r) {
-  j.begin_object().key("x").number(int64_t(r.x)).key("y").number(int64_t(r.y));
-  j.key("width").number(int64_t(r.w)).key("height").number(int64_t(r.h)).end_object();
-}
-
 }  // namespace
 
 tool_result run_find(grabber& g, const capture_job& job, const capture_env&,

@@ -94,6 +94,7 @@ class capture_pool final : public task_runner {
   // The record of screen changes (the settle before a screenshot that
   // follows input asks it when the screen last changed).
   const damage_monitor& damage() const { return damage_; }
+  damage_monitor& damage() { return damage_; }
 
   // task_runner: for the worker threads' own encodes.
   void run_all(std::span<const std::function<void()>> tasks) override;

@@ -195,4 +195,9 @@ json_writer& json_writer::plain_string(std::string_view s) {
   return *this;
 }
 
+void write_rect(json_writer& j, const rect& r) {
+  j.begin_object().key("x").number(int64_t(r.x)).key("y").number(int64_t(r.y));
+  j.key("width").number(int64_t(r.w)).key("height").number(int64_t(r.h)).end_object();
+}
+
 }  // namespace cu

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/geometry.h"
+
 namespace cu {
 
 // Appends s as a JSON string literal (with quotes). Quotes, backslashes and
@@ -49,5 +51,9 @@ class json_writer {
   std::string& out_;
   bool need_comma_ = false;
 };
+
+// Writes r as {"x", "y", "width", "height"}, the shape every rectangle in
+// a result has.
+void write_rect(json_writer& j, const rect& r);
 
 }  // namespace cu

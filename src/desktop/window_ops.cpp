@@ -72,11 +72,6 @@ coord_session basis(desktop_context& d, const std::optional<coord_session>& sess
   return make_session(rect{0, 0, g ? g->width : 1, g ? g->height : 1});
 }
 
-void write_rect(json_writer& j, const rect& r) {
-  j.begin_object().key("x").number(int64_t(r.x)).key("y").number(int64_t(r.y));
-  j.key("width").number(int64_t(r.w)).key("height").number(int64_t(r.h)).end_object();
-}
-
 void write_state(json_writer& j, const window_state& s, bool viewable) {
   j.key("minimized").boolean(s.minimized).key("maximized").boolean(s.maximized);
   j.key("fullscreen").boolean(s.fullscreen).key("above").boolean(s.above);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/json_writer.h"
+#include "protocol/loop_timer.h"
 #include "tools/registry.h"
 #include "tools/tool_call.h"
 #include "util/log.h"
@@ -91,6 +92,18 @@ class table_tool_call final : public tool_call {
     });
   }
 
+  void watch(watch_spec spec) override {
+    done_ = true;
+    expect_seconds(spec.timeout_secs);
+    t_.start_watch(seq_, std::move(spec));
+  }
+
+  void find_until(capture_job job, bool appear, double timeout_secs) override {
+    done_ = true;
+    expect_seconds(timeout_secs);
+    t_.start_until(seq_, std::move(job), appear, timeout_secs);
+  }
+
   void run_batch(batch_plan plan) override {
     if (in_batch_) return fail("computer_batch cannot be nested inside a batch");
     done_ = true;
@@ -133,35 +146,15 @@ class table_tool_call final : public tool_call {
   std::optional<tool_result> sync_;
 };
 
-namespace {
-
-struct loop_timer {
-  uv_timer_t handle;
-  std::function<void()> fire;
-};
-
-}  // namespace
-
-call_table::call_table(call_context ctx) : ctx_(std::move(ctx)), batches_(*this) {
-  empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
-}
-
 uv_timer_t* call_table::start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire) {
-  auto* t = new loop_timer{{}, std::move(fire)};
-  uv_timer_init(ctx_.loop, &t->handle);
-  t->handle.data = t;
-  uv_timer_start(
-      &t->handle, [](uv_timer_t* h) { static_cast<loop_timer*>(h->data)->fire(); }, ms,
-      repeat_ms);
-  return &t->handle;
+  return start_loop_timer(ctx_.loop, ms, repeat_ms, std::move(fire));
 }
 
-void call_table::stop_timer(uv_timer_t*& t) {
-  if (t == nullptr) return;
-  uv_timer_stop(t);
-  uv_close(reinterpret_cast<uv_handle_t*>(t),
-           [](uv_handle_t* h) { delete static_cast<loop_timer*>(h->data); });
-  t = nullptr;
+void call_table::stop_timer(uv_timer_t*& t) { stop_loop_timer(t); }
+
+call_table::call_table(call_context ctx)
+    : ctx_(std::move(ctx)), batches_(*this), watches_(ctx_.loop, ctx_.pool.damage()) {
+  empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
 }
 
 void call_table::call(std::string_view id_json, const std::optional<object>& params) {
@@ -237,6 +230,7 @@ void call_table::complete(uint64_t seq, std::string line) {
   call_state& f = it->second;
   stop_timer(f.progress);
   stop_timer(f.timer);
+  watches_.stop(seq);
   std::function<void()> written;
   if (!f.tool.empty()) {
     log_call_end(f, line);
@@ -279,6 +273,9 @@ void call_table::deliver(uint64_t seq, std::optional<tool_result> r) {
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
   it->second.at = where::here;
+  // The call's (or the step's) work is over: so is any watch of it.
+  watches_.stop(seq);
+  it->second.until.reset();
   if (it->second.batch) return batches_.on_result(seq, std::move(r));
   if (!r) return complete(seq, std::string());
   complete(seq, render_tool_response(it->second.id_json, *r));
@@ -294,6 +291,7 @@ void call_table::on_completion(completion& c) {
   if (live && c.display_area) ctx_.coords.set_area(*c.display_area);
   if (c.was_input) last_input_ = std::chrono::steady_clock::now();
   if (it == calls_.end()) return;
+  if (it->second.until && c.was_capture) return until_result(c.seq, std::move(c.result));
   if (it->second.batch) {
     deliver(c.seq, std::move(c.result));
   } else {
@@ -414,7 +412,9 @@ void call_table::cancel(std::string_view id_json) {
     switch (f.at) {
       case where::settle:
       case where::timer:
-        // A wait, a batch's pause or a capture not yet started: end it here.
+      case where::watch:
+        // A wait, a watch of the screen, a batch's pause or a capture not
+        // yet started: end it here (deliver ends the watch).
         stop_timer(f.timer);
         f.is_wait = false;
         deliver(seq, std::nullopt);
@@ -457,9 +457,16 @@ void call_table::cancel_all() {
 }
 
 void call_table::end_waits_early() {
-  std::vector<uint64_t> waits, pauses;
+  std::vector<uint64_t> waits, pauses, watches;
   for (auto& [seq, f] : calls_) {
-    if (f.at != where::timer || f.cancelled) continue;
+    if (f.cancelled) continue;
+    if (f.until && f.until->finding) {
+      // Ends when its find comes back, unless that find is the answer.
+      f.until->end_reason = "stdin closed, the server is stopping";
+      continue;
+    }
+    if (f.at == where::watch) watches.push_back(seq);
+    if (f.at != where::timer) continue;
     if (f.is_wait) {
       waits.push_back(seq);
     } else if (f.batch) {
@@ -475,6 +482,14 @@ void call_table::end_waits_early() {
     it->second.at = where::here;
     batches_.resume(seq);
   }
+  for (uint64_t seq : watches) {
+    auto it = calls_.find(seq);
+    if (it == calls_.end()) continue;
+    deliver(seq, tool_result::failure(
+                     str_cat("wait ended early after ",
+                             elapsed_text(std::chrono::steady_clock::now() - it->second.started),
+                             "s: stdin closed, the server is stopping")));
+  }
   for (uint64_t seq : waits) {
     auto it = calls_.find(seq);
     if (it == calls_.end()) continue;
@@ -488,22 +503,173 @@ void call_table::end_waits_early() {
   }
 }
 
-void call_table::send_progress(uint64_t seq) {
+void call_table::send_progress(uint64_t seq, std::string_view note) {
   auto it = calls_.find(seq);
-  if (it == calls_.end() || it->second.cancelled) return;
-  const call_state& f = it->second;
+  if (it == calls_.end() || it->second.cancelled || it->second.progress_token.empty()) return;
+  call_state& f = it->second;
   double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - f.started).count();
+  // Progress only ever grows (the protocol says so); a note may come
+  // within the tenth of a second of a tick.
+  const double progress = std::max(std::round(elapsed * 10) / 10, f.progress_sent + 0.1);
+  f.progress_sent = progress;
   std::string line;
   json_writer w(line);
   w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/progress");
   w.key("params").begin_object().key("progressToken").raw(f.progress_token);
-  w.key("progress").number(std::round(elapsed * 10) / 10);
+  w.key("progress").number(std::round(progress * 10) / 10);
   if (f.progress_total > 0) w.key("total").number(f.progress_total);
-  if (f.batch) w.key("message").string(batch_runner::progress_message(*f.batch));
+  if (f.batch) {
+    w.key("message").string(batch_runner::progress_message(*f.batch));
+  } else if (!note.empty()) {
+    w.key("message").string(note);
+  }
   w.end_object().end_object();
   line.push_back('\n');
   ctx_.out.send(std::move(line));
+}
+
+void call_table::start_watch(uint64_t seq, watch_spec spec) {
+  calls_.at(seq).at = where::watch;
+  screen_watches::hooks h;
+  h.armed = [this, seq] {
+    log(log_level::debug, "call %llu: watching the screen", static_cast<unsigned long long>(seq));
+    send_progress(seq, "watching");
+  };
+  h.done = [this, seq](tool_result r) { deliver(seq, std::move(r)); };
+  watches_.start(seq, std::move(spec), std::move(h));
+}
+
+void call_table::start_until(uint64_t seq, capture_job job, bool appear, double timeout_secs) {
+  call_state& f = calls_.at(seq);
+  f.at = where::watch;
+  auto u = std::make_unique<until_run>();
+  u->appear = appear;
+  u->timeout_secs = timeout_secs;
+  watch_spec spec;
+  spec.what = watch_spec::kind::touch;
+  spec.region = job.find->region;
+  spec.window = job.window;
+  spec.session = job.session;
+  spec.display_area = job.area;
+  spec.timeout_secs = timeout_secs;
+  u->job = std::move(job);
+  f.until = std::move(u);
+  screen_watches::hooks h;
+  // The first find starts once drawing is watched, so nothing drawn after
+  // its grab can go unseen.
+  h.armed = [this, seq] {
+    send_progress(seq, "watching");
+    until_find(seq);
+  };
+  h.touched = [this, seq](const rect&) {
+    until_run& u = *calls_.at(seq).until;
+    if (u.finding) {
+      u.dirty = true;
+    } else {
+      until_find(seq);
+    }
+  };
+  h.done = [this, seq](tool_result r) {
+    // The timeout, or the watch could not start.
+    auto it = calls_.find(seq);
+    if (it == calls_.end() || !it->second.until) return;
+    until_run& u = *it->second.until;
+    if (!r.is_error) return;
+    if (u.checks == 0 && !u.finding) return end_until(seq, std::move(r));
+    u.end_reason = "timeout";
+    if (!u.finding) until_result(seq, std::nullopt);
+  };
+  watches_.start(seq, std::move(spec), std::move(h));
+}
+
+void call_table::until_find(uint64_t seq) {
+  call_state& f = calls_.at(seq);
+  until_run& u = *f.until;
+  u.finding = true;
+  u.dirty = false;
+  ++u.checks;
+  capture_job j = u.job;
+  j.seq = seq;
+  j.id_json.clear();  // Its result comes back raw, to until_result.
+  queue_capture(seq, std::move(j));
+}
+
+namespace {
+
+// How many matches a find answered, and the first one's centre.
+size_t count_matches(simdjson::dom::parser& p, const tool_result& r, point* first) {
+  simdjson::dom::element doc;
+  simdjson::dom::array matches;
+  if (p.parse(r.structured).get(doc) != simdjson::SUCCESS ||
+      doc["matches"].get(matches) != simdjson::SUCCESS) {
+    return 0;
+  }
+  if (matches.size() > 0) {
+    int64_t x = 0, y = 0;
+    simdjson::dom::array c;
+    if (matches.at(0)["center"].get(c) == simdjson::SUCCESS && c.size() == 2 &&
+        c.at(0).get(x) == simdjson::SUCCESS && c.at(1).get(y) == simdjson::SUCCESS) {
+      *first = point{int(x), int(y)};
+    }
+  }
+  return matches.size();
+}
+
+}  // namespace
+
+void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
+  auto it = calls_.find(seq);
+  if (it == calls_.end()) return;
+  call_state& f = it->second;
+  until_run& u = *f.until;
+  if (r) {
+    u.finding = false;
+    f.at = where::watch;
+  }
+  if (f.cancelled || (!r && !u.end_reason)) return end_until(seq, std::nullopt);
+  const char* what = u.appear ? "appear" : "disappear";
+  if (r) {
+    if (r->is_error) return end_until(seq, std::move(*r));
+    point first;
+    const size_t n = count_matches(until_parser_, *r, &first);
+    u.last_matches = n;
+    u.last_first = first;
+    if (u.appear == (n > 0)) {
+      // The find's answer, and how the wait went.
+      std::string json = r->structured;
+      const double after =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - f.started).count();
+      json.pop_back();
+      json_writer w(json);
+      json += str_cat(",\"until\":\"", what, "\",\"after\":");
+      w.number(std::round(after * 1000) / 1000);
+      json += str_cat(",\"checks\":", std::to_string(u.checks), "}");
+      return end_until(seq, tool_result::json(std::move(json)));
+    }
+    if (!u.end_reason) {
+      if (u.dirty) until_find(seq);
+      return;  // Until the next drawing there.
+    }
+    if (*u.end_reason != "timeout") {
+      return end_until(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
+                                                         *u.end_reason)));
+    }
+  }
+  // The timeout: the last look stands.
+  std::string why = str_cat("timeout: the template did not ", what, " within ",
+                            seconds_text(std::chrono::duration<double>(u.timeout_secs)), "s (",
+                            std::to_string(u.checks), u.checks == 1 ? " look" : " looks");
+  if (!u.appear) {
+    why += str_cat("; still ", std::to_string(u.last_matches), " on screen, the first at ",
+                   point_text(u.last_first));
+  }
+  why += ")";
+  end_until(seq, tool_result::failure(std::move(why)));
+}
+
+void call_table::end_until(uint64_t seq, std::optional<tool_result> r) {
+  deliver(seq, std::move(r));
 }
 
 }  // namespace cu

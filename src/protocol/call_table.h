@@ -30,6 +30,7 @@
 #include "protocol/batch_runner.h"
 #include "protocol/coordinates.h"
 #include "protocol/replies.h"
+#include "protocol/screen_watch.h"
 #include "tools/grants.h"
 #include "tools/registry.h"
 #include "util/config.h"
@@ -69,9 +70,13 @@ class call_table {
   // Every call in flight, as above (a signal, or nobody reads the answers).
   void cancel_all();
 
-  // stdin reached EOF: waits answer now with an error, and batches pausing
-  // between steps go on at once (to start no further step).
+  // stdin reached EOF: waits (and watches of the screen) answer now with
+  // an error, and batches pausing between steps go on at once (to start no
+  // further step).
   void end_waits_early();
+
+  // The server stops: the screen watches close their loop handle.
+  void close() { watches_.close(); }
 
   // A completion from an executor (seq nonzero).
   void on_completion(completion& c);
@@ -103,7 +108,22 @@ class call_table {
 
   // Where a call's work (for a batch: its current step's) is right now, so
   // a cancellation knows whom to tell.
-  enum class where { here, settle, pool, actor, desktop, timer };
+  enum class where { here, settle, pool, actor, desktop, timer, watch };
+
+  // screenshot_find with `until`: the find runs again each time something
+  // is drawn where it searches, one at a time, until the condition holds.
+  struct until_run {
+    capture_job job;  // The find, as the handler made it.
+    bool appear = true;
+    double timeout_secs = 0;
+    bool finding = false;  // A find is out (queued, settling or in the pool).
+    bool dirty = false;    // Drawn on while a find was out: look again.
+    int checks = 0;
+    size_t last_matches = 0;  // What the last look found.
+    point last_first;
+    // Why it must end once the find that is out comes back (timeout, EOF).
+    std::optional<std::string> end_reason;
+  };
 
   struct call_state {
     std::string id_json;
@@ -122,6 +142,8 @@ class call_table {
     std::string tool;
     std::unique_ptr<batch_run> batch;
     std::shared_ptr<rpc_group> group;
+    std::unique_ptr<until_run> until;
+    double progress_sent = -1;  // The last progress value sent.
   };
 
   uint64_t accept(std::string_view id_json, std::string progress_token);
@@ -142,7 +164,17 @@ class call_table {
   // goes to the pool, or waits again if the screen changed meanwhile.
   void arm_settle(uint64_t seq, std::chrono::steady_clock::time_point ready);
   void log_call_end(const call_state& f, std::string_view line) const;
-  void send_progress(uint64_t seq);
+  // A progress notification for seq, if it asked for them; note: the
+  // message (a batch's own says which step it is on instead).
+  void send_progress(uint64_t seq, std::string_view note = {});
+
+  // wait_for_change, wait_until_stable: seq waits on the screen.
+  void start_watch(uint64_t seq, watch_spec spec);
+  // screenshot_find with until (see until_run).
+  void start_until(uint64_t seq, capture_job job, bool appear, double timeout_secs);
+  void until_find(uint64_t seq);
+  void until_result(uint64_t seq, std::optional<tool_result> r);
+  void end_until(uint64_t seq, std::optional<tool_result> r);
 
   // Timers owned by the loop; stop_timer closes and frees one.
   uv_timer_t* start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire);
@@ -152,6 +184,8 @@ class call_table {
   simdjson::dom::parser empty_parser_;
   simdjson::dom::object empty_args_;
   batch_runner batches_;
+  screen_watches watches_;
+  simdjson::dom::parser until_parser_;  // Reads the finds' matches.
   uint64_t next_seq_ = 0;
   std::unordered_map<uint64_t, call_state> calls_;
   // Captures wait here for the pool: a few at a time go to it, and none

@@ -390,6 +390,7 @@ void server::maybe_finish_stop() {
   actor_.stop();
   desktop_.stop();
   completions_.close();
+  calls_.close();
   for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {
     uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
   }

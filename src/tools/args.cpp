@@ -270,4 +270,9 @@ result<uint32_t> arg_optional_window(simdjson::dom::object args, std::string_vie
   return arg_window(args, name);
 }
 
+bool arg_present(simdjson::dom::object args, std::string_view name) {
+  simdjson::dom::element e;
+  return args.at_key(name).get(e) == simdjson::SUCCESS && !e.is_null();
+}
+
 }  // namespace cu

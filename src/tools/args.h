@@ -63,6 +63,9 @@ result<uint32_t> arg_window(simdjson::dom::object args, std::string_view name);
 // The same, optional: 0 when absent or null.
 result<uint32_t> arg_optional_window(simdjson::dom::object args, std::string_view name);
 
+// Whether the argument was given (and is not null).
+bool arg_present(simdjson::dom::object args, std::string_view name);
+
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,
                        std::string_view got = {});

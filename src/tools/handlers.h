@@ -46,6 +46,8 @@ void handle_list_displays(tool_call& call);
 
 // vision_tools.cpp
 void handle_screenshot_find(tool_call& call);
+void handle_wait_for_change(tool_call& call);
+void handle_wait_until_stable(tool_call& call);
 
 // flow_tools.cpp: the tools that order other work.
 void handle_wait(tool_call& call);

@@ -381,7 +381,12 @@ constexpr std::string_view kScreenshotFindIn =
     R"(,"threshold":{"type":"number","minimum":0,"maximum":1,"default":0.9,"description":)"
     R"("The lowest score a match may have (1: the template's own pixels)."},"max_results":)"
     R"({"type":"integer","minimum":1,"maximum":100,"default":10,"description":"The most)"
-    R"( matches to return, best first."}}})";
+    R"( matches to return, best first."},"until":{"type":"string","enum":["appear",)"
+    R"("disappear"],"description":"Wait until the template is found ('appear') or is)"
+    R"( found no more ('disappear'), looking again each time something is drawn where it)"
+    R"( searches; an error at the timeout. Not with template_region."},"timeout":{"type":)"
+    R"("number","minimum":0,"maximum":115,"default":10,"description":"Seconds 'until')"
+    R"( waits at most."}}})";
 constexpr std::string_view kScreenshotFindOut =
     R"({"type":"object","properties":{"matches":{"type":"array","items":{"type":"object",)"
     R"("properties":{"x":)" CU_INT R"(,"y":)" CU_INT R"(,"width":)" CU_INT R"(,"height":)" CU_INT
@@ -390,9 +395,43 @@ constexpr std::string_view kScreenshotFindOut =
     R"("Zero-mean normalized cross-correlation, -1 to 1."},"device":)" CU_RECT
     R"(},"required":["x","y","width","height","center","score","device"]}},)"
     R"("searched":)" CU_RECT R"(,"template":)" CU_SIZE R"(,"threshold":{"type":"number"},)"
-    R"("window":)" CU_STR R"(},"required":["matches","searched","template","threshold"]})";
+    R"("window":)" CU_STR R"(,"until":{"type":"string","enum":["appear","disappear"]},)"
+    R"("after":{"type":"number","description":"With until: seconds until the condition)"
+    R"( held."},"checks":{"type":"integer","description":"With until: how many times it)"
+    R"( looked."}},"required":["matches","searched","template","threshold"]})";
+#define CU_WATCH_PROPS(quiet_min, quiet_default, quiet_text)                                         \
+  R"("region":)" CU_IMAGE_REGION("The area to watch (default: the whole screenshot):")  \
+  R"(,"window":)" CU_WINDOW_ID(                                                          \
+      "Watch this window's area on screen (its visible part, where it is when the wait " \
+      "starts); region is then in the image of a screenshot of it")                      \
+  R"(,"timeout":{"type":"number","minimum":0,"maximum":115,"default":10,)"              \
+  R"("description":"Seconds to wait at most; then an error."},"quiet_ms":{"type":)"     \
+  R"("integer","minimum":)" quiet_min R"(,"maximum":10000,"default":)" quiet_default \
+  R"(,"description":")" quiet_text R"("})"
+constexpr std::string_view kWaitForChangeIn =
+    R"({"type":"object","properties":{)" CU_WATCH_PROPS(
+        "0", "0", "After the first change, wait until the area has been quiet this long, so the "
+             "answer covers the whole change (0: answer at the first change).") R"(}})";
+constexpr std::string_view kWaitUntilStableIn =
+    R"({"type":"object","properties":{)" CU_WATCH_PROPS(
+        "10", "500", "How long nothing may be drawn in the area for it to count as stable.")
+    R"(}})";
+#define CU_WATCH_OUT_PROPS                                                                   \
+  R"("after":{"type":"number","description":"Seconds from the start of the wait."},)"       \
+  R"("watched":)" CU_RECT R"(,"image":)" CU_SIZE R"(,"window":)" CU_STR
+constexpr std::string_view kWaitForChangeOut =
+    R"({"type":"object","properties":{"changed":)" CU_BOOL R"(,"rect":)" CU_RECT
+    R"(,"device":)" CU_RECT R"(,"settled":{"type":"boolean","description":"With quiet_ms:)"
+    R"( false when the area still changed at the timeout."},)" CU_WATCH_OUT_PROPS
+    R"(},"required":["changed","rect","device","after","watched","image"]})";
+constexpr std::string_view kWaitUntilStableOut =
+    R"({"type":"object","properties":{"stable":)" CU_BOOL R"(,"quiet_ms":)" CU_INT
+    R"(,"changed":{"type":"boolean","description":"Whether anything was drawn in the area)"
+    R"( during the wait."},"rect":{"anyOf":[)" CU_RECT R"(,{"type":"null"}],"description":)"
+    R"("What changed during the wait, in image pixels."},)" CU_WATCH_OUT_PROPS
+    R"(},"required":["stable","after","quiet_ms","changed","rect","watched","image"]})";
 
-const std::array<tool_def, 1> kVisionTools = {{
+const std::array<tool_def, 3> kVisionTools = {{
     {"screenshot_find", "Find on screen",
      "Find an image on the screen: a PNG template (base64 or a file) or a part of the last "
      "screenshot, in the whole screenshot or a region of it, or in one window. Answers the "
@@ -400,8 +439,21 @@ const std::array<tool_def, 1> kVisionTools = {{
      "its center to click. Matches at the screen's own resolution, so a template cut from a "
      "downscaled screenshot is found at its true place. A template of one flat colour is "
      "refused.",
-     kScreenshotFindIn, executor::capture, kReadOnly, 0, handle_screenshot_find,
+     kScreenshotFindIn, executor::capture, kReadOnly, 120000, handle_screenshot_find,
      kScreenshotFindOut},
+    {"wait_for_change", "Wait for a change",
+     "Wait until something is drawn on the screen, in a region of the screenshot or in a "
+     "window, instead of sleeping a fixed time: answers within milliseconds of the change "
+     "(from X DAMAGE, no screenshots taken) with the changed rectangle in the screenshot's "
+     "image pixels; an error when nothing changed before the timeout.",
+     kWaitForChangeIn, executor::loop, kReadOnly, 120000, handle_wait_for_change,
+     kWaitForChangeOut},
+    {"wait_until_stable", "Wait until stable",
+     "Wait until nothing has been drawn on the screen (or a region of it, or a window) for "
+     "quiet_ms: a page has loaded, an animation ended. Answers when it is stable, with what "
+     "changed meanwhile in image pixels; an error when it still changed at the timeout.",
+     kWaitUntilStableIn, executor::loop, kReadOnly, 120000, handle_wait_until_stable,
+     kWaitUntilStableOut},
 }};
 
 const std::array<toolset_def, 3> kToolsets = {{
@@ -412,7 +464,8 @@ const std::array<toolset_def, 3> kToolsets = {{
      "List, focus, move, resize, minimize, maximize and close windows; list monitors",
      kWindowsTools},
     {toolset::vision, "vision",
-     "Find a template image on the screen, in image pixels ready to click",
+     "Find a template image on the screen, in image pixels ready to click; wait for the "
+     "screen to change or to settle",
      kVisionTools},
 }};
 

@@ -14,6 +14,7 @@
 #include "capture/pool.h"
 #include "input/actor.h"
 #include "core/tool_result.h"
+#include "core/watch_spec.h"
 #include "tools/batch.h"
 #include "tools/grants.h"
 #include "tools/registry.h"
@@ -23,7 +24,7 @@ namespace cu {
 
 // One tools/call (or computer_batch step) in progress. Exactly one of the
 // completing functions (finish, capture, input, desktop, finish_after,
-// run_batch) must be called, exactly once; the server turns it into exactly
+// watch, find_until, run_batch) must be called, exactly once; the server turns it into exactly
 // one response (or one step result).
 class tool_call {
  public:
@@ -53,6 +54,17 @@ class tool_call {
   // Completes the call with r after seconds, on a loop timer (wait). A
   // cancellation ends it at once; stdin EOF ends it early with an error.
   virtual void finish_after(double seconds, tool_result r) = 0;
+
+  // Completes the call when the screen does what spec waits for (a change,
+  // or quiet), or with an error at its timeout, from X DAMAGE's record of
+  // drawing. A cancellation ends it at once; stdin EOF ends it early.
+  virtual void watch(watch_spec spec) = 0;
+
+  // Runs job (kind::find) until its matches appear (appear) or are all gone,
+  // again each time something is drawn where it searches, and completes
+  // the call with the find that met the condition, or with an error after
+  // timeout_secs.
+  virtual void find_until(capture_job job, bool appear, double timeout_secs) = 0;
 
   // Runs plan's steps one after another (computer_batch) and completes the
   // call with the batch's result.

@@ -1,5 +1,7 @@
-// The vision toolset's tools: arguments checked here, the search done by a
-// capture worker (capture/find.cpp), which grabs the pixels it searches.
+// The vision toolset's tools: arguments checked here; the search done by a
+// capture worker (capture/find.cpp), which grabs the pixels it searches;
+// the waits carried out on the loop from X DAMAGE's record of drawing
+// (protocol/screen_watch.h).
 #include <vector>
 
 #include "tools/args.h"
@@ -11,20 +13,60 @@
 namespace cu {
 namespace {
 
-bool present(simdjson::dom::object args, std::string_view name) {
-  simdjson::dom::element e;
-  return args.at_key(name).get(e) == simdjson::SUCCESS && !e.is_null();
-}
-
 // The largest template file read: a template is a small part of a screen.
 constexpr size_t kMaxTemplatePathBytes = 4096;
+
+// The longest any wait on the screen may last, as for wait: under the
+// two-minute request timeout hosts commonly allow.
+constexpr double kMaxWaitSecs = 115;
+
+// An optional timeout in seconds, 10 when absent.
+result<double> arg_timeout(simdjson::dom::object args) {
+  if (!arg_present(args, "timeout")) return 10.0;
+  return arg_number(args, "timeout", 0, false, kMaxWaitSecs);
+}
+
+// The region and window a wait watches, and the session the region refers
+// to when the last screenshot was of that target.
+std::optional<std::string> read_watch_target(tool_call& call, watch_spec& spec) {
+  auto window = arg_optional_window(call.args, "window");
+  if (!window) return window.err().message;
+  auto s = call.session();
+  spec.window = *window != 0 ? *window : s ? s->window : 0;
+  if (s && s->window == spec.window) spec.session = *s;
+  spec.display_area = call.display_area();
+  if (arg_present(call.args, "region")) {
+    auto r = arg_region(call.args, "region");
+    if (!r) return r.err().message;
+    spec.region = *r;
+    if (spec.session) {
+      auto device = region_to_device(*spec.session, *r);
+      if (!device) return str_cat("Invalid argument \"region\": ", device.err().message);
+    }
+  }
+  auto timeout = arg_timeout(call.args);
+  if (!timeout) return timeout.err().message;
+  spec.timeout_secs = *timeout;
+  return std::nullopt;
+}
+
+void start_watch(tool_call& call, watch_spec::kind what, int64_t quiet_min,
+                 int64_t quiet_default) {
+  watch_spec spec;
+  spec.what = what;
+  if (auto why = read_watch_target(call, spec)) return call.fail(*why);
+  auto quiet = arg_integer(call.args, "quiet_ms", quiet_min, 10000, quiet_default);
+  if (!quiet) return call.fail(quiet.err().message);
+  spec.quiet_ms = double(*quiet);
+  call.watch(std::move(spec));
+}
 
 }  // namespace
 
 void handle_screenshot_find(tool_call& call) {
-  const bool by_png = present(call.args, "template");
-  const bool by_path = present(call.args, "template_path");
-  const bool by_region = present(call.args, "template_region");
+  const bool by_png = arg_present(call.args, "template");
+  const bool by_path = arg_present(call.args, "template_path");
+  const bool by_region = arg_present(call.args, "template_region");
   if (int(by_png) + int(by_path) + int(by_region) != 1) {
     return call.fail(
         "screenshot_find needs exactly one of \"template\" (a base64 PNG), \"template_path\" "
@@ -53,14 +95,14 @@ void handle_screenshot_find(tool_call& call) {
     if (!r) return call.fail(r.err().message);
     find->template_region = *r;
   }
-  if (present(call.args, "region")) {
+  if (arg_present(call.args, "region")) {
     auto r = arg_region(call.args, "region");
     if (!r) return call.fail(r.err().message);
     find->region = *r;
   }
   auto window = arg_optional_window(call.args, "window");
   if (!window) return call.fail(window.err().message);
-  auto threshold = present(call.args, "threshold")
+  auto threshold = arg_present(call.args, "threshold")
                        ? arg_number(call.args, "threshold", 0, false, 1)
                        : result<double>(0.9);
   if (!threshold) return call.fail(threshold.err().message);
@@ -68,6 +110,23 @@ void handle_screenshot_find(tool_call& call) {
   auto most = arg_integer(call.args, "max_results", 1, 100, 10);
   if (!most) return call.fail(most.err().message);
   find->max_results = int(*most);
+  std::optional<bool> appear;
+  if (arg_present(call.args, "until")) {
+    auto until = arg_choice(call.args, "until", {"appear", "disappear"});
+    if (!until) return call.fail(until.err().message);
+    appear = *until == "appear";
+    if (by_region) {
+      return call.fail(
+          "Invalid argument \"until\": not with \"template_region\", which is cut from the "
+          "screen as it is at each look; give the template as \"template\" or "
+          "\"template_path\"");
+    }
+  }
+  auto timeout = arg_timeout(call.args);
+  if (!timeout) return call.fail(timeout.err().message);
+  if (!appear && arg_present(call.args, "timeout")) {
+    return call.fail("Invalid argument \"timeout\": only with \"until\"");
+  }
 
   capture_job job;
   job.what = capture_job::kind::find;
@@ -94,7 +153,16 @@ void handle_screenshot_find(tool_call& call) {
     }
   }
   job.find = std::move(find);
+  if (appear) return call.find_until(std::move(job), *appear, *timeout);
   call.capture(std::move(job));
+}
+
+void handle_wait_for_change(tool_call& call) {
+  start_watch(call, watch_spec::kind::change, 0, 0);
+}
+
+void handle_wait_until_stable(tool_call& call) {
+  start_watch(call, watch_spec::kind::stable, 10, 500);
 }
 
 }  // namespace cu

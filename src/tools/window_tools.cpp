@@ -14,14 +14,9 @@ constexpr size_t kMaxFilterBytes = 1024;
 constexpr int64_t kMaxPosition = 32767;
 constexpr int64_t kMaxSize = 32767;
 
-bool present(simdjson::dom::object args, std::string_view name) {
-  simdjson::dom::element e;
-  return args.at_key(name).get(e) == simdjson::SUCCESS && !e.is_null();
-}
-
 // An optional filter string; "" when absent.
 result<std::string> filter(simdjson::dom::object args, std::string_view name) {
-  if (!present(args, name)) return std::string();
+  if (!arg_present(args, name)) return std::string();
   auto v = arg_name(args, name, kMaxFilterBytes);
   if (!v) return v.take_error();
   return std::string(*v);
@@ -39,8 +34,8 @@ void handle_list_windows(tool_call& call) {
 }
 
 void handle_focus_window(tool_call& call) {
-  bool by_id = present(call.args, "window");
-  bool by_app = present(call.args, "app");
+  bool by_id = arg_present(call.args, "window");
+  bool by_app = arg_present(call.args, "app");
   if (by_id == by_app) {
     return call.fail("focus_window needs exactly one of \"window\" (an id from list_windows) "
                      "and \"app\" (a name, window class or title)");
@@ -68,7 +63,7 @@ void handle_set_window_geometry(tool_call& call) {
                          field{"y", &req.y, -kMaxPosition, kMaxPosition},
                          field{"width", &req.w, 1, kMaxSize},
                          field{"height", &req.h, 1, kMaxSize}}) {
-    if (!present(call.args, f.name)) continue;
+    if (!arg_present(call.args, f.name)) continue;
     auto v = arg_integer(call.args, f.name, f.min, f.max);
     if (!v) return call.fail(v.err().message);
     *f.slot = int(*v);
@@ -77,7 +72,7 @@ void handle_set_window_geometry(tool_call& call) {
     return call.fail("set_window_geometry needs at least one of \"x\", \"y\", \"width\" and "
                      "\"height\"");
   }
-  if (present(call.args, "units")) {
+  if (arg_present(call.args, "units")) {
     auto units = arg_choice(call.args, "units", {"image", "device"});
     if (!units) return call.fail(units.err().message);
     req.image_units = *units == "image";

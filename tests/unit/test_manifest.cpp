@@ -95,8 +95,10 @@ TEST_CASE("plugin.json describes a service with a namespace, timeouts and no sta
 
   simdjson::dom::object timeouts;
   REQUIRE(root["service"]["tools"].get(timeouts) == simdjson::SUCCESS);
-  CHECK(timeouts.size() == 2);
-  for (std::string_view tool : {"hold_key", "wait"}) {
+  // The tools that may take longer than a host's default request timeout.
+  CHECK(timeouts.size() == 5);
+  for (std::string_view tool :
+       {"hold_key", "wait", "screenshot_find", "wait_for_change", "wait_until_stable"}) {
     CAPTURE(tool);
     int64_t ms = 0;
     REQUIRE(timeouts[tool]["timeoutMs"].get(ms) == simdjson::SUCCESS);
