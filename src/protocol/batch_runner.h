@@ -1,9 +1,12 @@
 // Owns: computer_batch's state machine. A batch lives in its call's entry
-// of the call table and runs one step at a time: each step's handler runs
-// as a call of the batch (its work goes out under the batch's own sequence
-// number and comes back here), then the screenshot the plan asks for, then
-// the pause (delay_ms); a failed step, the last step or a cancellation ends
-// it with the result tools/batch.h assembles.
+// of the call table and runs one step at a time: first, when the step has
+// a condition (`if`), its probe (another tool's handler, run as a call of
+// the batch like a step), which decides whether the step runs or is
+// skipped; then the step's handler, as a call of the batch (its work goes
+// out under the batch's own sequence number and comes back here); then the
+// screenshot the plan asks for, then the pause (delay_ms). A failed step
+// (unless stop_on_error is false), the last step or a cancellation ends it
+// with the result tools/batch.h assembles.
 // Thread affinity: the loop thread.
 #pragma once
 
@@ -28,8 +31,11 @@ struct batch_run {
   simdjson::dom::parser parser;  // The steps' arguments, one at a time.
   std::vector<step_outcome> done;
   size_t next = 0;         // The step to start next.
+  bool probing = false;    // The work out is the probe of step next - 1's condition.
   bool capturing = false;  // The work out is the capture after done.back().
   bool leased = false;     // An input step went to the actor.
+  // What step next - 1's condition found, once its probe has answered.
+  std::optional<bool> condition;
 };
 
 class batch_runner {
@@ -41,16 +47,25 @@ class batch_runner {
   // batch ends.
   void resume(uint64_t seq);
 
-  // What batch seq's work out gave: the step's result or its capture's;
-  // nothing when it was cancelled.
+  // What batch seq's work out gave: the step's result, its probe's or its
+  // capture's; nothing when it was cancelled.
   void on_result(uint64_t seq, std::optional<tool_result> r);
 
-  // "step 2 of 5: left_click": where the batch is, for its progress.
+  // "step 2 of 5: left_click": where the batch is, for its progress; while
+  // a condition's probe is out, "step 2 of 5: left_click (checking
+  // condition image_present)".
   static std::string progress_message(const batch_run& b);
 
  private:
-  // Starts the next step; its result when it finished at once.
+  // Starts the next step (its probe first, when it has a condition); its
+  // result when it finished at once.
   std::optional<tool_result> start_step(uint64_t seq);
+  // The current step's probe answered r: the step fails (the probe
+  // failed), is skipped (the condition does not hold: an empty result) or
+  // runs. Its result when it finished at once.
+  std::optional<tool_result> after_probe(uint64_t seq, tool_result r);
+  // Runs the current step's own handler; its result when it finished at once.
+  std::optional<tool_result> run_current(uint64_t seq);
   // Records a finished step; true when the next step may start right away.
   bool step_done(uint64_t seq, tool_result r);
   // After a step (and its capture): stop, pause or go on; true: go on now.

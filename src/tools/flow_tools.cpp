@@ -22,7 +22,7 @@ void handle_wait(tool_call& call) {
 }
 
 void handle_computer_batch(tool_call& call) {
-  auto plan = parse_batch(call.args);
+  auto plan = parse_batch(call.args, call.toolsets());
   if (!plan) return call.fail(plan.err().message);
   call.run_batch(std::move(*plan));
 }

@@ -145,6 +145,18 @@ std::string schema_doc() {
              "```\n\nstructuredContent (added):\n\n```json\n" +
              pretty("{" + std::string(capture_window_output_properties()) + "}") + "```\n";
     }
+    if (set.id == toolset::vision) {
+      // computer_batch is a computer tool, but this toolset adds to it.
+      const tool_def* batch = find_tool("computer_batch", on);
+      out += "\n## computer_batch: `stop_on_error`, `capture` and `if`\n\n"
+             "With this toolset on, `computer_batch` takes `stop_on_error`, and each action\n"
+             "`capture` and `if` (a condition checked by a call of the tool it names); its\n"
+             "summary counts `skipped_by_condition` and says what each condition found:\n\n"
+             "```json\n" +
+             pretty(input_schema_of(*batch, on)) +
+             "```\n\nstructuredContent:\n\n```json\n" + pretty(output_schema_of(*batch, on)) +
+             "```\n";
+    }
   }
   return out;
 }

@@ -93,6 +93,20 @@ constexpr std::string_view kBatchOut =
     R"(},"required":["index","name","ok"]}}},)"
     R"("required":["total","succeeded","failed","skipped","stopped_at","steps"]}},)"
     R"("required":["batch"]})";
+// The same with the vision toolset on: steps skipped by their condition are
+// counted, and a step's entry says what its condition found.
+constexpr std::string_view kBatchOutConditions =
+    R"({"type":"object","properties":{"batch":{"type":"object","properties":{"total":)" CU_INT
+    R"(,"succeeded":)" CU_INT R"(,"failed":)" CU_INT R"(,"skipped":)" CU_INT
+    R"(,"skipped_by_condition":{"type":"integer","description":"Steps not run because their)"
+    R"( condition did not hold."},"stopped_at":{"anyOf":[{"type":"integer"},{"type":"null"}]},)"
+    R"("steps":{"type":"array","items":{"type":"object","properties":{"index":)" CU_INT
+    R"(,"name":)" CU_STR R"(,"ok":)" CU_BOOL R"(,"skipped":{"type":"string","enum":)"
+    R"(["condition"],"description":"The step did not run: its condition did not hold."},)"
+    R"("condition":{"type":"object","additionalProperties":{"type":"boolean"},"description":)"
+    R"("The step's condition and what it found, e.g. {\"image_present\": true}."}},)"
+    R"("required":["index","name","ok"]}}},"required":["total","succeeded","failed",)"
+    R"("skipped","skipped_by_condition","stopped_at","steps"]}},"required":["batch"]})";
 
 // The windows toolset.
 #define CU_WINDOW_ID(what)                                                                  \
@@ -552,6 +566,47 @@ std::string with_properties(std::string_view schema, std::string_view props) {
   return out;
 }
 
+// What the vision toolset adds to computer_batch's schema: the batch's
+// stop_on_error, and each action's capture and if. A condition's value is
+// the input schema of the tool that checks it (a condition whose tool this
+// build lacks is not offered).
+constexpr std::string_view kBatchStopOnError =
+    R"("stop_on_error":{"type":"boolean","default":true,"description":"false: go on after a)"
+    R"( step that fails; the summary counts the failures, and the result is still an error."})";
+constexpr std::string_view kBatchCapture =
+    R"("capture":{"type":"boolean","default":false,"description":"Append a screenshot after)"
+    R"( this step, whatever 'screenshot' says."})";
+
+std::string batch_condition_property() {
+  struct condition {
+    std::string_view name, tool, description;
+  };
+  static constexpr condition kConditions[] = {
+      {"image_present", "screenshot_find", "The image is on the screen (screenshot_find's arguments)."},
+      {"image_absent", "screenshot_find", "The image is not on the screen (screenshot_find's arguments)."},
+      {"window_exists", "list_windows", "A window matches (list_windows' arguments)."},
+      {"text_present", "find_text", "The text is on the screen (find_text's arguments)."},
+  };
+  std::string props;
+  for (const condition& c : kConditions) {
+    const tool_def* tool = find_tool(c.tool, every_toolset());
+    if (tool == nullptr) continue;
+    std::string schema(tool->input_schema);
+    std::string described = R"({"description":)";
+    append_json_string(described, c.description);
+    described += ",";
+    schema.replace(0, 1, described);
+    if (!props.empty()) props += ",";
+    append_json_string(props, c.name);
+    props += ":" + schema;
+  }
+  return str_cat(R"("if":{"type":"object","minProperties":1,"maxProperties":1,)"
+                 R"("additionalProperties":false,"description":"Run this step only when the)"
+                 R"( condition holds (checked just before it, by a call of the tool named);)"
+                 R"( otherwise it is skipped. Exactly one condition.","properties":{)",
+                 props, "}}");
+}
+
 }  // namespace
 
 std::string_view capture_window_input_property() { return kCaptureWindowIn; }
@@ -560,6 +615,9 @@ std::string_view capture_window_output_properties() { return kCaptureWindowOut; 
 std::string output_schema_of(const tool_def& t, toolset_mask on) {
   if (takes_window(t) && has(on, toolset::windows)) {
     return with_properties(t.output_schema, kCaptureWindowOut);
+  }
+  if (t.name == "computer_batch" && has(on, toolset::vision)) {
+    return std::string(kBatchOutConditions);
   }
   return std::string(t.output_schema);
 }
@@ -582,6 +640,20 @@ std::string input_schema_of(const tool_def& t, toolset_mask on) {
     names += "]";
     size_t at = schema.find(kStepNamesText);
     if (at != std::string::npos) schema.replace(at, kStepNamesText.size(), names);
+  }
+  if (t.name == "computer_batch" && has(on, toolset::vision)) {
+    // Each action's capture and if after its arguments; stop_on_error last
+    // among the batch's own properties.
+    constexpr std::string_view kArguments = R"("arguments":{"type":"object"})";
+    size_t at = schema.find(kArguments);
+    if (at != std::string::npos) {
+      schema.insert(at + kArguments.size(),
+                    str_cat(",", kBatchCapture, ",", batch_condition_property()));
+    }
+    constexpr std::string_view kEnd = R"(},"required":["actions"]})";
+    if (schema.size() >= kEnd.size() && schema.ends_with(kEnd)) {
+      schema.insert(schema.size() - kEnd.size(), str_cat(",", kBatchStopOnError));
+    }
   }
   return schema;
 }

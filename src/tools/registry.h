@@ -84,11 +84,15 @@ const tool_def* find_tool(std::string_view name, toolset_mask on = kDefaultTools
 // A tool's input schema as tools/list gives it with these toolsets on:
 // computer_batch's step names list every tool that is on.
 // With the windows toolset on, screenshot and zoom also take `window`.
+// With the vision toolset on, computer_batch also takes `stop_on_error`,
+// and each of its actions `capture` and `if` (its conditions' values are
+// the input schemas of the tools that check them).
 std::string input_schema_of(const tool_def& t, toolset_mask on);
 
 // A tool's output schema as tools/list gives it with these toolsets on:
 // screenshot's and zoom's say `window` and `source` with the windows
-// toolset.
+// toolset; computer_batch's counts `skipped_by_condition` and describes a
+// step's `skipped` and `condition` with the vision toolset.
 std::string output_schema_of(const tool_def& t, toolset_mask on);
 
 // What the windows toolset adds to screenshot and zoom (for the schema

@@ -392,9 +392,36 @@ jvalue grammar::actions(rng& r, size_t budget, int depth) {
       step.set("arguments", wrong_value(r, "object", 64));
     }  // else: no arguments at all.
     if (chance(r, 0.03)) step.set("extra", any_value(r, 64, 2));
+    // The vision toolset's sequences: a step's capture and its condition.
+    if (chance(r, 0.06)) {
+      step.set("capture", chance(r, 0.9) ? jvalue::boolean(chance(r, 0.5))
+                                         : wrong_value(r, "boolean", 64));
+    }
+    if (chance(r, 0.08)) step.set("if", condition(r, many ? 128 : budget / (n + 1), depth));
     a.push(std::move(step));
   }
   return a;
+}
+
+jvalue grammar::condition(rng& r, size_t budget, int depth) {
+  struct named {
+    sv name, tool;
+  };
+  static constexpr named kConditions[] = {{"image_present", "screenshot_find"},
+                                         {"image_absent", "screenshot_find"},
+                                         {"window_exists", "list_windows"},
+                                         {"text_present", "find_text"}};
+  if (chance(r, 0.05)) return wrong_value(r, "object", 64);
+  jvalue c = jvalue::object();
+  const named& k = one_of(r, kConditions);
+  // The probe's arguments from its tool's schema (find_text may not exist).
+  const tool_schema* t = find(k.tool);
+  jvalue args = t != nullptr && chance(r, 0.9) ? arguments(r, *t, budget, depth + 1)
+                                               : wrong_value(r, "object", 64);
+  c.set(chance(r, 0.95) ? k.name : sv("image_here"), std::move(args));
+  // Now and then a second condition, which is refused.
+  if (chance(r, 0.04)) c.set("window_exists", jvalue::object());
+  return c;
 }
 
 jvalue grammar::arguments(rng& r, const tool_schema& t, size_t budget, int depth) {

@@ -66,6 +66,8 @@ class grammar {
   jvalue tools_call_params(rng& r, size_t budget);
   jvalue notification(rng& r);
   jvalue actions(rng& r, size_t budget, int depth);
+  // An action's `if`: mostly one condition with its probe's arguments.
+  jvalue condition(rng& r, size_t budget, int depth);
   jvalue number(rng& r, const prop_schema* p);
   jvalue deep(rng& r, size_t levels);
   void perturb_envelope(rng& r, jvalue& msg, size_t budget);

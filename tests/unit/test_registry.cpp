@@ -309,3 +309,50 @@ TEST_CASE("with the windows toolset on, a batch's steps may name its tools, scre
   CHECK(listed.back() == "wait_until_stable");
   CHECK(std::find(listed.begin(), listed.end(), "computer_batch") == listed.end());
 }
+
+TEST_CASE("with the vision toolset on, computer_batch takes stop_on_error and each action capture "
+          "and if, and its summary counts skipped_by_condition; without it, neither") {
+  const cu::tool_def* batch = cu::find_tool("computer_batch");
+  REQUIRE(batch != nullptr);
+  const cu::toolset_mask windows = cu::kDefaultToolsets | cu::mask_of(cu::toolset::windows);
+  const cu::toolset_mask vision = cu::kDefaultToolsets | cu::mask_of(cu::toolset::vision);
+  for (cu::toolset_mask on : {cu::kDefaultToolsets, windows, vision, cu::every_toolset()}) {
+    CAPTURE(cu::toolsets_text(on));
+    const bool with = cu::has(on, cu::toolset::vision);
+    simdjson::dom::parser in_parser, out_parser;
+    simdjson::dom::element in = in_parser.parse(cu::input_schema_of(*batch, on)).value();
+    simdjson::dom::element out = out_parser.parse(cu::output_schema_of(*batch, on)).value();
+    simdjson::dom::element item = in["properties"]["actions"]["items"];
+    CHECK(in["properties"]["stop_on_error"].is_object() == with);
+    CHECK(item["properties"]["capture"].is_object() == with);
+    CHECK(item["properties"]["if"].is_object() == with);
+    CHECK(item["properties"]["arguments"].is_object());
+    CHECK(out["properties"]["batch"]["properties"]["skipped_by_condition"].is_object() == with);
+    if (!with) continue;
+    bool fallback = false;
+    REQUIRE(in["properties"]["stop_on_error"]["default"].get(fallback) == simdjson::SUCCESS);
+    CHECK(fallback);
+    CHECK(item["properties"]["capture"]["type"].get_string().value() == "boolean");
+    simdjson::dom::element cond = item["properties"]["if"];
+    CHECK(cond["maxProperties"].get_uint64().value() == 1);
+    CHECK(cond["minProperties"].get_uint64().value() == 1);
+    // Each condition's value is its tool's own input schema.
+    simdjson::dom::object conditions;
+    REQUIRE(cond["properties"].get(conditions) == simdjson::SUCCESS);
+    std::vector<std::string_view> names;
+    for (auto field : conditions) names.push_back(field.key);
+    std::vector<std::string_view> expected = {"image_present", "image_absent", "window_exists"};
+    if (cu::find_tool("find_text", cu::every_toolset()) != nullptr) expected.push_back("text_present");
+    CHECK(names == expected);
+    CHECK(cond["properties"]["image_present"]["properties"]["template_region"].is_object());
+    CHECK(cond["properties"]["image_absent"]["properties"]["threshold"].is_object());
+    CHECK(cond["properties"]["window_exists"]["properties"]["title"].is_object());
+    std::string_view description;
+    CHECK(cond["properties"]["window_exists"]["description"].get(description) == simdjson::SUCCESS);
+    simdjson::dom::array required;
+    REQUIRE(out["properties"]["batch"]["required"].get(required) == simdjson::SUCCESS);
+    CHECK(required.size() == 7);
+    CHECK(out["properties"]["batch"]["properties"]["steps"]["items"]["properties"]["skipped"]
+              ["enum"].at(0).get_string().value() == "condition");
+  }
+}
