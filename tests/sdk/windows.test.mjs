@@ -1,4 +1,4 @@
-// The `windows` toolset (docs/desktop.md) through the official MCP TypeScript
+// The `windows` and `vision` toolsets (docs/desktop.md, docs/vision.md) through the official MCP TypeScript
 // SDK client, on real X clients: an xterm and an xclock started on the
 // session's private Xvfb, with the server run with CU_TOOLSETS=windows.
 // Every one of the six tools is called through client.callTool, and
@@ -385,7 +385,7 @@ describe('the windows toolset through the MCP TypeScript SDK client', { timeout:
     }, { env: WINDOWS_ON }));
 });
 
-describe('the vision toolset\'s screenshot_find through the MCP TypeScript SDK client', { timeout: 60000 }, () => {
+describe('the vision toolset through the MCP TypeScript SDK client', { timeout: 60000 }, () => {
   it('finds a part of a screenshot on the screen and in one window; the SDK validates each answer', () =>
     withSession(async ({ client, display }) => {
       const procs = [];
@@ -426,6 +426,64 @@ describe('the vision toolset\'s screenshot_find through the MCP TypeScript SDK c
         // A flat template is refused.
         const flat = await callError(client, 'screenshot_find', { template_region: [0, 0, 5, 5] });
         assert.match(flat, /flat/);
+      } finally {
+        for (const p of procs) await stopProcess(p);
+      }
+    }, { env: { CU_TOOLSETS: 'vision,windows' } }));
+
+  it('waits on the screen: a change, stability, progress "watching", cancellation; a conditional batch', () =>
+    withSession(async ({ client, display }) => {
+      const procs = [];
+      try {
+        await client.listTools();  // The SDK validates each answer against its outputSchema.
+        // An xclock that redraws its face every second.
+        startClient(procs, [...CLOCK_ARGV, '-update', '1'], display);
+        const list = await waitForList(client, (l) => viewable(l, CLOCK.title), 'the xclock window', procs);
+        const clock = byTitle(list, CLOCK.title)[0];
+        await client.callTool({ name: 'screenshot', arguments: {} });
+
+        // The clock's next tick is a change in its window, answered with a
+        // rectangle inside it; the first progress notification says
+        // "watching".
+        const notes = [];
+        const changed = await client.callTool({ name: 'wait_for_change', arguments: { window: clock.id, timeout: 20 } },
+          undefined, { onprogress: (p) => notes.push(p) });
+        assertOk(changed, 'wait_for_change');
+        const c = changed.structuredContent;
+        assert.equal(c.changed, true);
+        assert.equal(c.window, clock.id);
+        assert.ok(c.rect.x >= 0 && c.rect.y >= 0 && c.rect.x + c.rect.width <= 200 && c.rect.y + c.rect.height <= 200,
+          `inside the 200x200 clock: ${JSON.stringify(c)}`);
+        assert.ok(notes.length >= 1 && notes[0].message === 'watching', `progress: ${JSON.stringify(notes)}`);
+
+        // Far from the clock nothing moves: stable after its quiet.
+        const stable = await callOk(client, 'wait_until_stable',
+          { region: [0, 600, 300, 768], quiet_ms: 200, timeout: 20 }, 'wait_until_stable');
+        assert.equal(stable.stable, true);
+        assert.equal(stable.changed, false);
+        assert.equal(stable.rect, null);
+
+        // Cancelled through an AbortSignal once it watches: the SDK rejects
+        // the call, and the server goes on answering.
+        const abort = new AbortController();
+        const pending = client.callTool({ name: 'wait_for_change', arguments: { region: [0, 600, 300, 768], timeout: 60 } },
+          undefined, { signal: abort.signal, onprogress: (p) => { if (p.message === 'watching') abort.abort(); } });
+        await assert.rejects(pending, (e) => /abort/i.test(`${e.name} ${e.message}`));
+        await client.ping();
+        const after = await callOk(client, 'wait_until_stable', { region: [0, 600, 300, 768], quiet_ms: 10 });
+        assert.equal(after.stable, true);
+
+        // A batch whose steps run only if a window exists: the clock's does,
+        // a missing title's does not.
+        const batch = await client.callTool({ name: 'computer_batch', arguments: { actions: [
+          { name: 'cursor_position', if: { window_exists: { title: CLOCK.title } } },
+          { name: 'cursor_position', if: { window_exists: { title: 'no such window' } } },
+        ] } });
+        assertOk(batch, 'conditional computer_batch');
+        const summary = batch.structuredContent.batch;
+        assert.equal(summary.succeeded, 1, JSON.stringify(summary));
+        assert.equal(summary.skipped_by_condition, 1, JSON.stringify(summary));
+        assert.equal(summary.steps[1].skipped, 'condition');
       } finally {
         for (const p of procs) await stopProcess(p);
       }
