@@ -47,6 +47,9 @@ void handle_list_displays(tool_call& call);
 // vision_tools.cpp
 void handle_screenshot_find(tool_call& call);
 
+// text_tools.cpp: find_text (the vision toolset).
+void handle_find_text(tool_call& call);
+
 // flow_tools.cpp: the tools that order other work.
 void handle_wait(tool_call& call);
 void handle_computer_batch(tool_call& call);
