@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
                     "[--no-polarity] [--words] [--expect PHRASE]...\n");
     return 2;
   }
+  // As the server does with the vision toolset on: Tesseract's OpenMP on
+  // one thread (OMP_THREAD_LIMIT, when set, wins).
+  const bool limited = cu::limit_ocr_threads();
   cu::ocr_options options;
   int runs = 3;
   bool print_words = false;
@@ -105,9 +108,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "bench_ocr: %s\n", engine.err().message.c_str());
     return 1;
   }
-  printf("tesseract %s, start-up %.1f ms, image %dx%d, scale %d, psm %d, polarity %s\n",
+  printf("tesseract %s, start-up %.1f ms, image %dx%d, scale %d, psm %d, polarity %s, "
+         "OpenMP threads %s\n",
          (*engine)->version().c_str(), ms_since(t0), view.w, view.h, options.scale,
-         options.page_seg_mode, options.fix_polarity ? "fixed" : "as is");
+         options.page_seg_mode, options.fix_polarity ? "fixed" : "as is",
+         limited ? (getenv("OMP_THREAD_LIMIT") ? getenv("OMP_THREAD_LIMIT") : "1") : "all");
   std::vector<cu::ocr_word> words;
   for (int r = 0; r <= runs; ++r) {
     auto t = clock_type::now();
