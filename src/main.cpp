@@ -18,6 +18,7 @@
 #include "util/config.h"
 #include "util/lock.h"
 #include "util/log.h"
+#include "vision/ocr.h"
 
 namespace {
 
@@ -114,6 +115,9 @@ int main(int argc, char** argv) {
   // Programs open_application starts inherit the environment: they must
   // find the display we drive even when DISPLAY was unset (default :10).
   setenv("DISPLAY", cfg.display.c_str(), 1);
+  // find_text's OCR on one thread, which must be arranged before any
+  // thread starts (vision/ocr.h says why).
+  if (cu::has(cfg.toolsets_on, cu::toolset::vision)) cu::limit_ocr_threads();
   // A vanished reader must surface as a write error, not kill the process
   // with keys still held.
   signal(SIGPIPE, SIG_IGN);

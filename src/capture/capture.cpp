@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "capture/find.h"
+#include "capture/find_text.h"
 #include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
@@ -370,8 +371,9 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
 
 }  // namespace
 
-tool_result run_capture(grabber& g, const capture_job& job, const capture_env& env,
-                        std::optional<coord_session>* established) {
+std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
+                                       const capture_env& env,
+                                       std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
   if (!screen) return tool_result::failure(screen.err().message);
   // Which screen a session made now belongs to.
@@ -383,6 +385,10 @@ tool_result run_capture(grabber& g, const capture_job& job, const capture_env& e
 
   if (job.what == capture_job::kind::find) {
     return run_find(g, job, env, stamp(coord_session{}), established);
+  }
+  if (job.what == capture_job::kind::find_text) {
+    if (env.recognizer == nullptr) return tool_result::failure("find_text has no recognizer here");
+    return run_find_text(g, job, *env.recognizer, stamp(coord_session{}));
   }
   if (job.window != 0) return capture_window(g, job, env, stamp(coord_session{}), established);
 

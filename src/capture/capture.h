@@ -25,11 +25,15 @@ struct capture_env {
   capture_cache& cache;
   image_format format;
   size_t max_result_bytes;  // For image_format::automatic.
+  text_recognizer* recognizer = nullptr;  // find_text's OCR thread.
 };
 
 // Runs job on g. When the job establishes a coordinate session (every
 // screenshot; a zoom that had none), it is stored in *established.
-tool_result run_capture(grabber& g, const capture_job& job, const capture_env& env,
-                        std::optional<coord_session>* established);
+// Nothing when the job went on elsewhere (find_text, to env.recognizer),
+// which then completes it.
+std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
+                                       const capture_env& env,
+                                       std::optional<coord_session>* established);
 
 }  // namespace cu

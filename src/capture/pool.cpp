@@ -3,13 +3,15 @@
 #include <algorithm>
 
 #include "capture/capture.h"
+#include "capture/find_text.h"
 #include "capture/grabber.h"
 #include "util/log.h"
 
 namespace cu {
 
 capture_pool::capture_pool(capture_config config, completion_queue& done)
-    : config_(std::move(config)), done_(done), damage_(config_.display, *config_.generation) {
+    : config_(std::move(config)), done_(done), damage_(config_.display, *config_.generation),
+      recognizer_(std::make_unique<text_recognizer>(done)) {
   int n = std::max(2, config_.workers);
   // Every worker counts as idle from the start: a job posted while worker 0
   // is still connecting waits for it rather than wake another's segment.
@@ -30,14 +32,22 @@ void capture_pool::post(capture_job job) {
 }
 
 void capture_pool::cancel(uint64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = std::find_if(queue_.begin(), queue_.end(),
-                         [&](const capture_job& j) { return j.seq == seq; });
-  if (it == queue_.end()) return;
-  completion c = job_done(*it, std::nullopt);
-  c.was_capture = true;
-  queue_.erase(it);
-  done_.push(std::move(c));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(queue_.begin(), queue_.end(),
+                           [&](const capture_job& j) { return j.seq == seq; });
+    if (it != queue_.end()) {
+      completion c = job_done(*it, std::nullopt);
+      c.was_capture = true;
+      queue_.erase(it);
+      done_.push(std::move(c));
+      return;
+    }
+  }
+  // Under way on a worker, or already with the recognizer. (A cancel that
+  // comes while a worker grabs for find_text lets the recognition run; the
+  // loop drops its answer.)
+  recognizer_->cancel(seq);
 }
 
 void capture_pool::stop() {
@@ -49,6 +59,8 @@ void capture_pool::stop() {
   for (std::thread& t : threads_) {
     if (t.joinable()) t.join();
   }
+  // After the workers: they may still have posted to it.
+  recognizer_->stop();
 }
 
 void capture_pool::worker_main(int index) {
@@ -90,9 +102,16 @@ void capture_pool::worker_main(int index) {
     }
     std::optional<coord_session> session;
     const capture_env env{config_.save_dir, *this,   &damage_,
-                          cache_,           config_.format, config_.max_result_bytes};
-    tool_result r = run_capture(g, job, env, &session);
-    completion c = job_done(job, std::move(r));
+                          cache_,           config_.format, config_.max_result_bytes,
+                          recognizer_.get()};
+    std::optional<tool_result> r = run_capture(g, job, env, &session);
+    if (!r) {
+      // Handed on (find_text's recognition), which completes it.
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_[size_t(index)] = 1;
+      continue;
+    }
+    completion c = job_done(job, std::move(*r));
     c.was_capture = true;
     c.session = std::move(session);
     {

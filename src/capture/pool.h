@@ -42,8 +42,18 @@ struct find_request {
   int max_results = 10;
 };
 
+// find_text's request: the phrase and where and how to look for it.
+struct text_request {
+  std::string text;                          // Not empty, at most 256 bytes.
+  std::optional<std::array<int, 4>> region;  // Where to look (image pixels); none: all.
+  bool exact = false;
+  int max_results = 10;
+};
+
+class text_recognizer;
+
 struct capture_job : job_header {
-  enum class kind { screenshot, zoom, find };
+  enum class kind { screenshot, zoom, find, find_text };
   kind what = kind::screenshot;
   // The device area a screenshot shows; none means the whole root window.
   std::optional<rect> area;
@@ -59,6 +69,8 @@ struct capture_job : job_header {
   // kind::find: what to find (shared: a template can be large, and jobs
   // are moved through queues).
   std::shared_ptr<const find_request> find;
+  // kind::find_text: what to read for.
+  std::shared_ptr<const text_request> text;
 };
 
 struct capture_config {
@@ -84,6 +96,7 @@ class capture_pool final : public task_runner {
 
   // Drops request seq's job if no worker has taken it yet (its completion
   // carries nothing); a capture under way finishes, and the loop drops it.
+  // A find_text recognition queued ends at once; one under way stops early.
   void cancel(uint64_t seq);
 
   // Finishes the queued jobs, then joins every worker. Idempotent.
@@ -122,6 +135,8 @@ class capture_pool final : public task_runner {
   std::vector<uint8_t> idle_;  // Per worker: waiting for work.
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+  // find_text's OCR, on a thread of its own (capture/find_text.h).
+  std::unique_ptr<text_recognizer> recognizer_;
 };
 
 }  // namespace cu

@@ -49,6 +49,9 @@ void handle_screenshot_find(tool_call& call);
 void handle_wait_for_change(tool_call& call);
 void handle_wait_until_stable(tool_call& call);
 
+// text_tools.cpp: find_text (the vision toolset).
+void handle_find_text(tool_call& call);
+
 // flow_tools.cpp: the tools that order other work.
 void handle_wait(tool_call& call);
 void handle_computer_batch(tool_call& call);

@@ -445,7 +445,32 @@ constexpr std::string_view kWaitUntilStableOut =
     R"("What changed during the wait, in image pixels."},)" CU_WATCH_OUT_PROPS
     R"(},"required":["stable","after","quiet_ms","changed","rect","watched","image"]})";
 
-const std::array<tool_def, 3> kVisionTools = {{
+constexpr std::string_view kFindTextIn =
+    R"({"type":"object","properties":{"text":{"type":"string","minLength":1,"maxLength":256,)"
+    R"("description":"The text to find: case-insensitive, spaces normalized; a phrase may)"
+    R"( span several words of one line."},"region":)" CU_IMAGE_REGION(
+        "Where to look (default: the whole screenshot):")
+    R"(,"window":)" CU_WINDOW_ID(
+        "Look in this window alone (its own pixels, even where covered); the coordinate "
+        "session becomes the window's, as a screenshot of it makes it")
+    R"(,"exact":{"type":"boolean","default":false,"description":"Match whole words only.)"
+    R"( Default: the text may also begin or end inside a word ('Save' finds 'Save...')."},)"
+    R"("max_results":{"type":"integer","minimum":1,"maximum":100,"default":10,"description":)"
+    R"("The most matches to return, whole-word matches first."}},"required":["text"]})";
+constexpr std::string_view kFindTextOut =
+    R"({"type":"object","properties":{"matches":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"text":{"type":"string","description":"The words read that hold the)"
+    R"( match."},"x":)" CU_INT R"(,"y":)" CU_INT R"(,"width":)" CU_INT R"(,"height":)" CU_INT
+    R"(,"center":{"type":"array","items":{"type":"integer"},"minItems":2,"maxItems":2,)"
+    R"("description":"[x, y] for left_click."},"confidence":{"type":"number","minimum":0,)"
+    R"("maximum":1,"description":"The recognizer's confidence in the least sure word."},)"
+    R"("device":)" CU_RECT R"(},"required":["text","x","y","width","height","center",)"
+    R"("confidence","device"]}},"searched":)" CU_RECT R"(,"backend":{"type":"string","enum":)"
+    R"(["ocr"],"description":"How the text was found: 'ocr', Tesseract reading the pixels."},)"
+    R"("words_read":{"type":"integer","description":"How many words the OCR read there."},)"
+    R"("window":)" CU_STR R"(},"required":["matches","searched","backend"]})";
+
+const std::array<tool_def, 4> kVisionTools = {{
     {"screenshot_find", "Find on screen",
      "Find an image on the screen: a PNG template (base64 or a file) or a part of the last "
      "screenshot, in the whole screenshot or a region of it, or in one window. Answers the "
@@ -455,6 +480,14 @@ const std::array<tool_def, 3> kVisionTools = {{
      "refused.",
      kScreenshotFindIn, executor::capture, kReadOnly, 120000, handle_screenshot_find,
      kScreenshotFindOut},
+    {"find_text", "Find text on screen",
+     "Find visible text on the screen, in the whole screenshot, a region of it, or one "
+     "window: answers where it is in the screenshot's image pixels, each match with its "
+     "center to click and the recognizer's confidence. Case-insensitive; a phrase may span "
+     "several words of a line. Reads the pixels with OCR (Tesseract, which must be "
+     "installed: apt-get install tesseract-ocr), which takes about half a second for a "
+     "whole screen.",
+     kFindTextIn, executor::capture, kReadOnly, 0, handle_find_text, kFindTextOut},
     {"wait_for_change", "Wait for a change",
      "Wait until something is drawn on the screen, in a region of the screenshot or in a "
      "window, instead of sleeping a fixed time: answers within milliseconds of the change "
@@ -478,8 +511,8 @@ const std::array<toolset_def, 3> kToolsets = {{
      "List, focus, move, resize, minimize, maximize and close windows; list monitors",
      kWindowsTools},
     {toolset::vision, "vision",
-     "Find a template image on the screen, in image pixels ready to click; wait for the "
-     "screen to change or to settle",
+     "Find a template image or text on the screen, in image pixels ready to click; wait "
+     "for the screen to change or to settle",
      kVisionTools},
 }};
 

@@ -245,7 +245,7 @@ TEST_CASE("a toolset's tools are listed and found only while it is on, after the
   const std::vector<std::string> names = listed_names(all_list);
   const std::vector<std::string_view> windows = {"list_windows", "focus_window",
       "set_window_geometry", "set_window_state", "close_window", "list_displays",
-      "screenshot_find", "wait_for_change", "wait_until_stable"};
+      "screenshot_find", "find_text", "wait_for_change", "wait_until_stable"};
   std::vector<std::string_view> expected = kExpectedNames;
   expected.insert(expected.end(), windows.begin(), windows.end());
   CHECK(names == strings(expected));
@@ -305,7 +305,7 @@ TEST_CASE("with the windows toolset on, a batch's steps may name its tools, scre
               ["properties"]["name"]["enum"].get(names) == simdjson::SUCCESS);
   std::vector<std::string_view> listed;
   for (simdjson::dom::element n : names) listed.push_back(n.get_string().value());
-  CHECK(listed.size() == 32);
+  CHECK(listed.size() == 33);
   CHECK(listed.back() == "wait_until_stable");
   CHECK(std::find(listed.begin(), listed.end(), "computer_batch") == listed.end());
 }

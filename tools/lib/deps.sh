@@ -17,9 +17,11 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 # openbox is a real EWMH window manager for the _NET_ACTIVE_WINDOW path;
 # Xephyr (xserver-xephyr) is an X server whose screen can be resized at run
 # time, for the tests of a resize under a session; python3-gi with GTK 3's
-# bindings (gir1.2-gtk-3.0) runs the GTK3 program of the windows tests.
+# bindings (gir1.2-gtk-3.0) runs the GTK3 program of the windows tests;
+# tesseract-ocr (libtesseract5 and its English data) is what find_text
+# loads at run time (x11-find_text reads an xterm with it).
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
-  strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0"
+  strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr"
 # The fuzz target (tests/fuzz, tools/fuzz): clang with libFuzzer and the
 # sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
 # pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.

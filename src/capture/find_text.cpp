@@ -1,0 +1,219 @@
+#include "capture/find_text.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/json_writer.h"
+#include "util/log.h"
+#include "util/str_cat.h"
+#include "vision/ocr.h"
+#include "vision/phrase.h"
+#include "x11/windows.h"
+
+namespace cu {
+namespace {
+
+// How the screen is read: enlarged twice (xterm's 6x13 font reads right
+// only enlarged), dark backgrounds made light, sparse text (a screen is
+// scattered words, not a page). docs/vision.md has the measurements.
+ocr_options screen_ocr_options() {
+  ocr_options o;
+  o.scale = 2;
+  o.fix_polarity = true;
+  o.page_seg_mode = 11;
+  return o;
+}
+
+}  // namespace
+
+std::optional<tool_result> run_find_text(grabber& g, const capture_job& job,
+                                         text_recognizer& recognizer, coord_session stamp) {
+  const text_request& req = *job.text;
+  const std::string gone_size =
+      "changed size since the screenshot its coordinates refer to; take a new screenshot";
+  std::optional<coord_session> session = job.session;
+  if (session && session->generation != g.generation()) {
+    return tool_result::failure(
+        "no screenshot session yet: the X server restarted after the screenshot this search "
+        "refers to; take a new screenshot");
+  }
+  frame f;
+  point origin{0, 0};
+  if (job.window != 0) {
+    auto grabbed = g.grab_window(job.window, std::nullopt);
+    if (!grabbed) return tool_result::failure(grabbed.err().message);
+    f = grabbed->pixels;
+    origin = grabbed->origin;
+    if (session && session->device != f.area) {
+      return tool_result::failure(str_cat("window ", window_id_text(job.window), " ", gone_size));
+    }
+  } else {
+    auto screen = g.screen_rect();
+    if (!screen) return tool_result::failure(screen.err().message);
+    rect area = session ? session->device : job.area ? intersect(*job.area, *screen) : *screen;
+    if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
+    if (intersect(area, *screen) != area) {
+      return tool_result::failure(str_cat("the screen ", gone_size));
+    }
+    auto grabbed = g.grab(area);
+    if (!grabbed) return tool_result::failure(grabbed.err().message);
+    f = *grabbed;
+  }
+  if (!session) {
+    stamp.device = f.area;
+    stamp.image = image_size_for({f.area.w, f.area.h});
+    stamp.window = job.window;
+    session = stamp;
+  }
+  const coord_session& s = *session;
+  rect searched{0, 0, s.image.w, s.image.h};
+  rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
+  if (req.region) {
+    auto device = region_to_device(s, *req.region);
+    if (!device) return tool_result::failure("Invalid argument \"region\": " + device.err().message);
+    const auto& r = *req.region;
+    searched = rect{r[0], r[1], r[2] - r[0], r[3] - r[1]};
+    part = intersect(rect{device->x - s.device.x, device->y - s.device.y, device->w, device->h},
+                     part);
+  }
+  text_job t;
+  t.seq = job.seq;
+  t.id_json = job.id_json;
+  t.request = job.text;
+  // Grey now, on the worker: the frame is this worker's SHM segment, which
+  // its next grab overwrites.
+  t.pixels = to_gray(f.data + size_t(part.y) * f.stride + size_t(part.x) * 4, part.w, part.h,
+                     f.stride, color_layout{4, f.layout.r, f.layout.g, f.layout.b});
+  t.session = s;
+  t.searched = searched;
+  t.part = point{part.x, part.y};
+  t.origin = origin;
+  t.window = job.window;
+  if (!job.session) t.established = session;
+  recognizer.post(std::move(t));
+  return std::nullopt;
+}
+
+text_recognizer::~text_recognizer() { stop(); }
+
+void text_recognizer::post(text_job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+    if (!thread_.joinable()) thread_ = std::thread(&text_recognizer::main, this);
+  }
+  cv_.notify_all();
+}
+
+void text_recognizer::cancel(uint64_t seq) {
+  std::optional<text_job> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ == seq && seq != 0) stop_running_ = true;
+    auto it = std::find_if(queue_.begin(), queue_.end(),
+                           [&](const text_job& j) { return j.seq == seq; });
+    if (it != queue_.end()) {
+      dropped = std::move(*it);
+      queue_.erase(it);
+    }
+  }
+  if (dropped) {
+    completion c = job_done(dropped->seq, dropped->id_json, std::nullopt);
+    c.was_capture = true;
+    done_.push(std::move(c));
+  }
+}
+
+void text_recognizer::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void text_recognizer::main() {
+  for (;;) {
+    text_job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      running_ = job.seq;
+      stop_running_ = false;
+    }
+    tool_result r = run(job);
+    bool cancelled = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_ = 0;
+      cancelled = stop_running_;
+    }
+    completion c = job_done(job.seq, job.id_json,
+                            cancelled ? std::nullopt : std::optional<tool_result>(std::move(r)));
+    c.was_capture = true;
+    if (!cancelled) c.session = job.established;
+    done_.push(std::move(c));
+  }
+}
+
+tool_result text_recognizer::run(const text_job& job) {
+  if (!engine_ && !engine_error_) {
+    // CU_TESSERACT_LIBRARY: another library to load (a test points it at
+    // nothing to see the message a machine without Tesseract gives).
+    const char* library = getenv("CU_TESSERACT_LIBRARY");
+    auto opened = ocr_engine::open(library != nullptr ? library : "", "");
+    if (opened) {
+      engine_ = std::move(*opened);
+      log(log_level::info, "find_text: Tesseract %s loaded", engine_->version().c_str());
+    } else {
+      // Remembered: until the server restarts, find_text says what to
+      // install instead of trying again on every call. (An install while
+      // it runs is picked up by a new server.)
+      engine_error_ = opened.take_error();
+    }
+  }
+  if (!engine_) return tool_result::failure(engine_error_->message);
+  const text_request& req = *job.request;
+  auto words = engine_->recognize(job.pixels.view(), screen_ocr_options(), &stop_running_);
+  if (!words) return tool_result::failure(words.err().message);
+  // The words' boxes are in the part's device pixels: to the session's.
+  for (ocr_word& w : *words) {
+    w.box.x += job.part.x;
+    w.box.y += job.part.y;
+  }
+  const std::vector<phrase_match> found =
+      find_phrase(*words, req.text, req.exact, size_t(req.max_results));
+  const coord_session& s = job.session;
+
+  std::string out;
+  json_writer j(out);
+  j.begin_object().key("matches").begin_array();
+  for (const phrase_match& m : found) {
+    const rect device{s.device.x + m.box.x, s.device.y + m.box.y, m.box.w, m.box.h};
+    const rect image = device_rect_to_image(s, device);
+    const point center =
+        device_to_image(s, point{device.x + device.w / 2, device.y + device.h / 2});
+    j.begin_object().key("text").string(m.text);
+    j.key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
+    j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
+    j.key("center").begin_array().number(int64_t(center.x)).number(int64_t(center.y)).end_array();
+    j.key("confidence").number(m.confidence);
+    j.key("device");
+    write_rect(j, rect{job.origin.x + device.x, job.origin.y + device.y, device.w, device.h});
+    j.end_object();
+  }
+  j.end_array().key("searched");
+  write_rect(j, job.searched);
+  j.key("backend").string("ocr");
+  j.key("words_read").number(int64_t(words->size()));
+  if (job.window != 0) j.key("window").string(window_id_text(job.window));
+  j.end_object();
+  return tool_result::json(std::move(out));
+}
+
+}  // namespace cu

@@ -1,0 +1,332 @@
+#include "vision/ocr.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+#include "util/str_cat.h"
+
+namespace cu {
+namespace {
+
+// The few entry points of Tesseract's C API (tesseract/capi.h, stable since
+// 3.02) this file uses, declared here so that the build needs no
+// libtesseract-dev. The handles are opaque; BOOL is int; the enums are ints.
+using tess_api = void;
+using tess_result_iterator = void;
+using tess_page_iterator = void;
+using tess_monitor = void;
+using tess_cancel_fn = bool (*)(void* cancel_this, int words);
+
+// TessPageIteratorLevel's RIL_WORD.
+constexpr int kRilWord = 3;
+
+struct symbol {
+  const char* name;
+  void** slot;
+};
+
+}  // namespace
+
+struct ocr_engine::api {
+  void* lib = nullptr;
+  tess_api* handle = nullptr;
+  tess_monitor* monitor = nullptr;
+
+  const char* (*version)() = nullptr;
+  tess_api* (*create)() = nullptr;
+  void (*destroy)(tess_api*) = nullptr;
+  int (*init3)(tess_api*, const char*, const char*) = nullptr;
+  int (*set_variable)(tess_api*, const char*, const char*) = nullptr;
+  void (*set_page_seg_mode)(tess_api*, int) = nullptr;
+  void (*set_image)(tess_api*, const unsigned char*, int, int, int, int) = nullptr;
+  void (*set_source_resolution)(tess_api*, int) = nullptr;
+  int (*recognize)(tess_api*, tess_monitor*) = nullptr;
+  tess_result_iterator* (*get_iterator)(tess_api*) = nullptr;
+  void (*clear)(tess_api*) = nullptr;
+  void (*end)(tess_api*) = nullptr;
+  tess_page_iterator* (*page_iterator)(tess_result_iterator*) = nullptr;
+  int (*bounding_box)(const tess_page_iterator*, int, int*, int*, int*, int*) = nullptr;
+  int (*next)(tess_result_iterator*, int) = nullptr;
+  char* (*utf8_text)(const tess_result_iterator*, int) = nullptr;
+  float (*confidence)(const tess_result_iterator*, int) = nullptr;
+  void (*delete_text)(const char*) = nullptr;
+  void (*delete_iterator)(tess_result_iterator*) = nullptr;
+  tess_monitor* (*monitor_create)() = nullptr;
+  void (*monitor_delete)(tess_monitor*) = nullptr;
+  void (*monitor_set_cancel_func)(tess_monitor*, tess_cancel_fn) = nullptr;
+  void (*monitor_set_cancel_this)(tess_monitor*, void*) = nullptr;
+
+  std::array<symbol, 23> symbols() {
+    return {{
+        {"TessVersion", reinterpret_cast<void**>(&version)},
+        {"TessBaseAPICreate", reinterpret_cast<void**>(&create)},
+        {"TessBaseAPIDelete", reinterpret_cast<void**>(&destroy)},
+        {"TessBaseAPIInit3", reinterpret_cast<void**>(&init3)},
+        {"TessBaseAPISetVariable", reinterpret_cast<void**>(&set_variable)},
+        {"TessBaseAPISetPageSegMode", reinterpret_cast<void**>(&set_page_seg_mode)},
+        {"TessBaseAPISetImage", reinterpret_cast<void**>(&set_image)},
+        {"TessBaseAPISetSourceResolution", reinterpret_cast<void**>(&set_source_resolution)},
+        {"TessBaseAPIRecognize", reinterpret_cast<void**>(&recognize)},
+        {"TessBaseAPIGetIterator", reinterpret_cast<void**>(&get_iterator)},
+        {"TessBaseAPIClear", reinterpret_cast<void**>(&clear)},
+        {"TessBaseAPIEnd", reinterpret_cast<void**>(&end)},
+        {"TessResultIteratorGetPageIterator", reinterpret_cast<void**>(&page_iterator)},
+        {"TessPageIteratorBoundingBox", reinterpret_cast<void**>(&bounding_box)},
+        {"TessResultIteratorNext", reinterpret_cast<void**>(&next)},
+        {"TessResultIteratorGetUTF8Text", reinterpret_cast<void**>(&utf8_text)},
+        {"TessResultIteratorConfidence", reinterpret_cast<void**>(&confidence)},
+        {"TessDeleteText", reinterpret_cast<void**>(&delete_text)},
+        {"TessResultIteratorDelete", reinterpret_cast<void**>(&delete_iterator)},
+        {"TessMonitorCreate", reinterpret_cast<void**>(&monitor_create)},
+        {"TessMonitorDelete", reinterpret_cast<void**>(&monitor_delete)},
+        {"TessMonitorSetCancelFunc", reinterpret_cast<void**>(&monitor_set_cancel_func)},
+        {"TessMonitorSetCancelThis", reinterpret_cast<void**>(&monitor_set_cancel_this)},
+    }};
+  }
+};
+
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Where the English data is: TESSDATA_PREFIX (the tessdata directory itself,
+// as Tesseract 4 and later read it), else where Debian 12's
+// tesseract-ocr-eng puts it, else where other builds do.
+result<std::string> find_tessdata(const std::string& asked) {
+  std::vector<std::string> tried;
+  if (!asked.empty()) {
+    tried.push_back(asked);
+  } else if (const char* prefix = getenv("TESSDATA_PREFIX"); prefix != nullptr && *prefix) {
+    tried.push_back(prefix);
+  } else {
+    tried = {"/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
+             "/usr/share/tessdata", "/usr/local/share/tessdata"};
+  }
+  for (std::string dir : tried) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (is_file(dir + "/eng.traineddata")) return dir;
+  }
+  std::string where;
+  for (const std::string& dir : tried) where += str_cat(where.empty() ? "" : ", ", dir);
+  return make_error(errc::not_available,
+                    str_cat("find_text reads the screen with Tesseract OCR, whose English data "
+                            "(eng.traineddata) is not in ",
+                            where, ": install it with `", kTesseractInstall,
+                            "` (or set TESSDATA_PREFIX to the directory that holds it)"));
+}
+
+bool on_cancel_check(void* cancel_this, int) {
+  return static_cast<const std::atomic<bool>*>(cancel_this)->load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
+  const int scale = std::clamp(options.scale, 1, 4);
+  gray_image fixed;
+  fixed.w = src.w;
+  fixed.h = src.h;
+  fixed.pixels.resize(size_t(src.w) * size_t(src.h));
+  // A pixel is inverted when most of the pixels around it (a square of
+  // 2 kRadius + 1) are dark: its background is, since text covers less
+  // than half of any area. Along a straight edge between a dark and a
+  // light area the decision changes exactly at the edge, so the text of a
+  // light window on a dark desktop stays as it is right up to the border;
+  // only within about kRadius / 2 of a corner does it go wrong. Near the
+  // middle grey, where the decision may flicker, inverting hardly changes
+  // a pixel (255 - 127 = 128), so no false edges appear.
+  constexpr int kRadius = 16;
+  const int iw = src.w + 1;
+  std::vector<uint32_t> dark_sum(size_t(iw) * size_t(src.h + 1), 0);
+  if (options.fix_polarity) {
+    for (int y = 0; y < src.h; ++y) {
+      const uint8_t* row = src.data + size_t(y) * src.stride;
+      uint32_t run = 0;
+      uint32_t* above = dark_sum.data() + size_t(y) * size_t(iw);
+      uint32_t* here = above + iw;
+      for (int x = 0; x < src.w; ++x) {
+        run += row[x] < 128 ? 1u : 0u;
+        here[x + 1] = above[x + 1] + run;
+      }
+    }
+  }
+  for (int y = 0; y < src.h; ++y) {
+    const uint8_t* in = src.data + size_t(y) * src.stride;
+    uint8_t* out = fixed.pixels.data() + size_t(y) * size_t(src.w);
+    if (!options.fix_polarity) {
+      std::copy_n(in, size_t(src.w), out);
+      continue;
+    }
+    const int a = std::max(0, y - kRadius), b = std::min(src.h, y + kRadius + 1);
+    const uint32_t* top = dark_sum.data() + size_t(a) * size_t(iw);
+    const uint32_t* bottom = dark_sum.data() + size_t(b) * size_t(iw);
+    for (int x = 0; x < src.w; ++x) {
+      const int l = std::max(0, x - kRadius), r = std::min(src.w, x + kRadius + 1);
+      const uint32_t dark = bottom[r] - top[r] - bottom[l] + top[l];
+      const uint32_t cells = uint32_t((b - a) * (r - l));
+      out[x] = 20 * dark > 13 * cells ? uint8_t(255 - in[x]) : in[x];
+    }
+  }
+  if (scale == 1) return fixed;
+
+  // Bilinear enlargement: output pixel centre (x + 0.5) / scale - 0.5 in
+  // the source, weights in 1/(2 scale)ths, edges clamped.
+  gray_image big;
+  big.w = src.w * scale;
+  big.h = src.h * scale;
+  big.pixels.resize(size_t(big.w) * size_t(big.h));
+  const int den = 2 * scale;
+  auto tap = [&](int i, int n, int& a, int& b, int& wb) {
+    // Position (2i + 1 - scale) / den in source pixels.
+    const int num = 2 * i + 1 - scale;
+    int base = num >= 0 ? num / den : -1;
+    wb = num - base * den;
+    a = std::clamp(base, 0, n - 1);
+    b = std::clamp(base + 1, 0, n - 1);
+  };
+  std::vector<int> xa(size_t(big.w)), xb(size_t(big.w)), xw(size_t(big.w));
+  for (int x = 0; x < big.w; ++x) tap(x, src.w, xa[size_t(x)], xb[size_t(x)], xw[size_t(x)]);
+  for (int y = 0; y < big.h; ++y) {
+    int ya, yb, yw;
+    tap(y, src.h, ya, yb, yw);
+    const uint8_t* r0 = fixed.pixels.data() + size_t(ya) * size_t(src.w);
+    const uint8_t* r1 = fixed.pixels.data() + size_t(yb) * size_t(src.w);
+    uint8_t* out = big.pixels.data() + size_t(y) * size_t(big.w);
+    for (int x = 0; x < big.w; ++x) {
+      const int a = xa[size_t(x)], b = xb[size_t(x)], w = xw[size_t(x)];
+      const int top = r0[a] * (den - w) + r0[b] * w;
+      const int bottom = r1[a] * (den - w) + r1[b] * w;
+      out[x] = uint8_t((top * (den - yw) + bottom * yw + den * den / 2) / (den * den));
+    }
+  }
+  return big;
+}
+
+bool limit_ocr_threads() {
+  if (const char* set = getenv("OMP_THREAD_LIMIT"); set != nullptr) return true;
+  // Already loaded (a sanitizer runtime, say): too late to limit it.
+  if (dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD) != nullptr) return false;
+  setenv("OMP_THREAD_LIMIT", "1", 1);
+  // Kept loaded for the process, as libtesseract will be.
+  void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL);
+  unsetenv("OMP_THREAD_LIMIT");
+  return gomp != nullptr;
+}
+
+ocr_engine::ocr_engine(std::unique_ptr<api> a) : api_(std::move(a)) {}
+
+ocr_engine::~ocr_engine() {
+  if (api_->monitor != nullptr) api_->monitor_delete(api_->monitor);
+  if (api_->handle != nullptr) {
+    api_->end(api_->handle);
+    api_->destroy(api_->handle);
+  }
+  // The library stays loaded: unloading a C++ library with OpenMP threads
+  // and static state is not worth the risk for the memory it would give
+  // back, and a later engine would load it again.
+}
+
+result<std::unique_ptr<ocr_engine>> ocr_engine::open(const std::string& library,
+                                                     const std::string& tessdata) {
+  const std::string name = library.empty() ? "libtesseract.so.5" : library;
+  auto a = std::make_unique<api>();
+  a->lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (a->lib == nullptr) {
+    const char* why = dlerror();
+    return make_error(errc::not_available,
+                      str_cat("find_text reads the screen with Tesseract OCR, which is not "
+                              "installed: ",
+                              name, " could not be loaded (", why != nullptr ? why : "?",
+                              "). Install it with `", kTesseractInstall, "`"));
+  }
+  for (const symbol& s : a->symbols()) {
+    *s.slot = dlsym(a->lib, s.name);
+    if (*s.slot == nullptr) {
+      return make_error(errc::not_available,
+                        str_cat(name, " has no ", s.name,
+                                ": it is not the Tesseract 4 or 5 library find_text needs. "
+                                "Install it with `",
+                                kTesseractInstall, "`"));
+    }
+  }
+  auto data = find_tessdata(tessdata);
+  if (!data) return data.take_error();
+  a->handle = a->create();
+  if (a->handle == nullptr) return make_error(errc::io, "Tesseract could not make a recognizer");
+  auto engine = std::unique_ptr<ocr_engine>(new ocr_engine(std::move(a)));
+  api& t = *engine->api_;
+  // Tesseract's own messages ("Detected 12 diacritics", resolution
+  // warnings) would land in the server's log: send them nowhere.
+  t.set_variable(t.handle, "debug_file", "/dev/null");
+  if (t.init3(t.handle, data->c_str(), "eng") != 0) {
+    return make_error(errc::not_available,
+                      str_cat("Tesseract could not load its English data from ", *data,
+                              ": reinstall it with `", kTesseractInstall, "`"));
+  }
+  t.set_variable(t.handle, "debug_file", "/dev/null");
+  t.monitor = t.monitor_create();
+  return engine;
+}
+
+std::string ocr_engine::version() const { return api_->version(); }
+
+result<std::vector<ocr_word>> ocr_engine::recognize(const gray_view& image,
+                                                    const ocr_options& options,
+                                                    const std::atomic<bool>* stop) {
+  api& t = *api_;
+  if (image.w <= 0 || image.h <= 0) return std::vector<ocr_word>{};
+  const gray_image ready = prepare_for_ocr(image, options);
+  const int scale = ready.w / image.w;
+  t.set_page_seg_mode(t.handle, options.page_seg_mode);
+  // Copied by Tesseract (into a Leptonica image): ready may go after this.
+  t.set_image(t.handle, ready.pixels.data(), ready.w, ready.h, 1, ready.w);
+  // A screen is about 96 pixels per inch; enlarged, proportionally more.
+  t.set_source_resolution(t.handle, 96 * scale);
+  static const std::atomic<bool> never{false};
+  t.monitor_set_cancel_func(t.monitor, on_cancel_check);
+  t.monitor_set_cancel_this(t.monitor, const_cast<std::atomic<bool>*>(stop != nullptr ? stop : &never));
+  const int status = t.recognize(t.handle, t.monitor);
+  if (stop != nullptr && stop->load()) {
+    t.clear(t.handle);
+    return make_error(errc::cancelled, "the text recognition was cancelled");
+  }
+  if (status != 0) {
+    t.clear(t.handle);
+    return make_error(errc::io, "Tesseract could not read the image");
+  }
+  std::vector<ocr_word> words;
+  tess_result_iterator* it = t.get_iterator(t.handle);
+  if (it != nullptr) {
+    do {
+      tess_page_iterator* page = t.page_iterator(it);
+      char* text = t.utf8_text(it, kRilWord);
+      int left = 0, top = 0, right = 0, bottom = 0;
+      if (text != nullptr && *text != '\0' &&
+          t.bounding_box(page, kRilWord, &left, &top, &right, &bottom)) {
+        ocr_word w;
+        w.text = text;
+        // Back to the pixels given: the enlarged box, divided, rounded out.
+        const int x0 = left / scale, y0 = top / scale;
+        const int x1 = std::min(image.w, (right + scale - 1) / scale);
+        const int y1 = std::min(image.h, (bottom + scale - 1) / scale);
+        w.box = rect{x0, y0, std::max(1, x1 - x0), std::max(1, y1 - y0)};
+        w.confidence = std::clamp(double(t.confidence(it, kRilWord)) / 100.0, 0.0, 1.0);
+        words.push_back(std::move(w));
+      }
+      if (text != nullptr) t.delete_text(text);
+    } while (t.next(it, kRilWord));
+    t.delete_iterator(it);
+  }
+  t.clear(t.handle);
+  return words;
+}
+
+}  // namespace cu

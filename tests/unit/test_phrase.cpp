@@ -1,0 +1,120 @@
+// find_text's matching over a list of words (vision/phrase.h), and the
+// polarity fix and enlargement before OCR (vision/ocr.h's prepare_for_ocr):
+// pure functions, no Tesseract.
+#include <catch2/catch.hpp>
+
+#include "vision/ocr.h"
+#include "vision/phrase.h"
+
+using cu::find_phrase;
+using cu::ocr_word;
+using cu::rect;
+
+namespace {
+
+// A line of words at y, each 6 px per character with one 6 px space.
+std::vector<ocr_word> line_of(std::vector<std::string> texts, int x, int y, double conf = 0.9) {
+  std::vector<ocr_word> out;
+  for (std::string& t : texts) {
+    const int w = int(t.size()) * 6;
+    out.push_back(ocr_word{std::move(t), rect{x, y, w, 10}, conf});
+    x += w + 6;
+  }
+  return out;
+}
+
+std::vector<ocr_word> screen() {
+  auto words = line_of({"HELLO", "WORLD", "42"}, 10, 10);
+  auto second = line_of({"second", "line", "Quux"}, 10, 23, 0.8);
+  auto save = line_of({"Save\xE2\x80\xA6", "Autosave", "Save"}, 10, 36);
+  // A window beside the first, its line at the same height, far away.
+  auto beside = line_of({"world", "peace"}, 600, 10);
+  for (auto* more : {&second, &save, &beside}) words.insert(words.end(), more->begin(), more->end());
+  return words;
+}
+
+}  // namespace
+
+TEST_CASE("a phrase is found across the words of one line, case and spaces folded") {
+  auto m = find_phrase(screen(), "  second\tLINE   quux ", false, 10);
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].text == "second line Quux");
+  CHECK(m[0].box == rect{10, 23, 16 * 6, 10});
+  CHECK(m[0].whole_words);
+  CHECK(m[0].confidence == Approx(0.8));
+}
+
+TEST_CASE("words of another line or of a window far to the right do not join a phrase") {
+  CHECK(find_phrase(screen(), "42 second", false, 10).empty());
+  CHECK(find_phrase(screen(), "42 world", false, 10).empty());
+  CHECK(find_phrase(screen(), "world peace", false, 10).size() == 1);
+}
+
+TEST_CASE("a word matches inside a longer word unless exact, whole words first") {
+  auto m = find_phrase(screen(), "save", false, 10);
+  REQUIRE(m.size() == 3);
+  // The whole word first, then "Save…" and "Autosave" in the order read.
+  CHECK(m[0].text == "Save");
+  CHECK(m[0].whole_words);
+  CHECK(m[1].text == "Save\xE2\x80\xA6");
+  CHECK_FALSE(m[1].whole_words);
+  // Narrowed to the four characters of five ("Save…" is 5 code points).
+  CHECK(m[1].box.x == 10);
+  CHECK(m[1].box.w < 7 * 6);
+  CHECK(m[2].text == "Autosave");
+  CHECK(m[2].box.x > m[1].box.x + m[1].box.w);
+
+  auto exact = find_phrase(screen(), "save", true, 10);
+  REQUIRE(exact.size() == 1);
+  CHECK(exact[0].text == "Save");
+}
+
+TEST_CASE("a phrase may begin inside its first word and end inside its last") {
+  auto m = find_phrase(screen(), "ond line Qu", false, 10);
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].text == "second line Quux");
+  CHECK(m[0].box.x == 10 + 3 * 6);
+  CHECK(m[0].box.x + m[0].box.w == 10 + 14 * 6);
+  // The middle word must match whole.
+  CHECK(find_phrase(screen(), "second lin Quux", false, 10).empty());
+  CHECK(find_phrase(screen(), "ond line Qu", true, 10).empty());
+}
+
+TEST_CASE("max_results cuts the list, and a blank phrase finds nothing") {
+  CHECK(find_phrase(screen(), "save", false, 2).size() == 2);
+  CHECK(find_phrase(screen(), " \t ", false, 10).empty());
+  CHECK(cu::phrase_tokens(" \xC2\xA0 ").empty());
+}
+
+TEST_CASE("curly quotes, dashes and ligatures read by OCR match what a model types") {
+  std::vector<ocr_word> words = line_of({"don\xE2\x80\x99t", "\xEF\xAC\x81le", "a\xE2\x80\x94" "b"}, 0, 0);
+  CHECK(find_phrase(words, "don't file a-b", true, 10).size() == 1);
+}
+
+TEST_CASE("prepare_for_ocr makes a dark background light and keeps a light one, enlarging") {
+  // Left half: black with a white bar (dark theme); right half: white with
+  // a black bar.
+  cu::gray_image img;
+  img.w = 128;
+  img.h = 64;
+  img.pixels.assign(size_t(img.w * img.h), 0);
+  for (int y = 0; y < img.h; ++y) {
+    for (int x = 64; x < 128; ++x) img.pixels[size_t(y * img.w + x)] = 255;
+  }
+  for (int y = 30; y < 34; ++y) {
+    for (int x = 20; x < 40; ++x) img.pixels[size_t(y * img.w + x)] = 255;
+    for (int x = 84; x < 104; ++x) img.pixels[size_t(y * img.w + x)] = 0;
+  }
+  cu::ocr_options o;
+  o.scale = 2;
+  const cu::gray_image out = cu::prepare_for_ocr(img.view(), o);
+  REQUIRE(out.w == 256);
+  REQUIRE(out.h == 128);
+  auto at = [&](int x, int y) { return int(out.pixels[size_t(y * out.w + x)]); };
+  CHECK(at(10, 10) == 255);   // The dark background, made light.
+  CHECK(at(60, 64) == 0);     // Its light bar, now dark.
+  CHECK(at(200, 10) == 255);  // The light background as it was.
+  CHECK(at(188, 64) == 0);    // Its dark bar as it was.
+  o.fix_polarity = false;
+  CHECK(cu::prepare_for_ocr(img.view(), o).pixels[size_t(10 * 256 + 10)] == 0);
+}
