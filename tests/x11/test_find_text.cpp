@@ -185,6 +185,21 @@ TEST_CASE("find_text answers an xterm's phrase where the xterm shows it, in imag
   REQUIRE(in_window->root["result"]["structuredContent"]["window"].get(named) ==
           simdjson::SUCCESS);
   CHECK(named == id);
+
+  // A batch's steps that run only if text is on the screen: the phrase is,
+  // the absent one is not (the step is skipped by its condition).
+  json_ptr batch = ok_call(
+      s, "computer_batch",
+      R"({"actions":[{"name":"cursor_position","if":{"text_present":{"text":"second line Quux"}}},)"
+      R"({"name":"cursor_position","if":{"text_present":{"text":"nowhere to be seen"}}}]})");
+  INFO(batch->text.substr(0, 1200));
+  simdjson::dom::element summary = batch->root["result"]["structuredContent"]["batch"];
+  CHECK(num(summary, "succeeded") == 1);
+  CHECK(num(summary, "skipped_by_condition") == 1);
+  CHECK(contains(batch->text, R"(\"condition\":{\"text_present\":true})"));
+  CHECK(contains(batch->text, R"(\"condition\":{\"text_present\":false})"));
+  CHECK(contains(batch->text, "[step 0 \u00b7 cursor_position] ["));
+  CHECK_FALSE(contains(batch->text, "[step 1 \u00b7 cursor_position]"));
 }
 
 TEST_CASE("find_text without Tesseract says what to install, and the server goes on") {
