@@ -81,48 +81,56 @@ std::optional<std::string> bad_region(const std::array<int, 4>& r, size2 image) 
 
 }  // namespace
 
-tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
-                     coord_session stamp, std::optional<coord_session>* established) {
-  const find_request& req = *job.find;
+result<session_pixels> grab_session_pixels(grabber& g, const capture_job& job,
+                                           coord_session stamp) {
   const std::string gone_size =
       "changed size since the screenshot its coordinates refer to; take a new screenshot";
-
-  // The pixels searched: the session's area, grabbed now.
+  auto fail = [](std::string why) { return error{errc::x_failed, std::move(why)}; };
+  session_pixels out;
   std::optional<coord_session> session = job.session;
   if (session && session->generation != g.generation()) {
-    return tool_result::failure(
+    return fail(
         "no screenshot session yet: the X server restarted after the screenshot this search "
         "refers to; take a new screenshot");
   }
-  frame f;
-  point origin{0, 0};  // Where session device coordinates are on the root.
   if (job.window != 0) {
     auto grabbed = g.grab_window(job.window, std::nullopt);
-    if (!grabbed) return tool_result::failure(grabbed.err().message);
-    f = grabbed->pixels;
-    origin = grabbed->origin;
-    if (session && session->device != f.area) {
-      return tool_result::failure(str_cat("window ", window_id_text(job.window), " ", gone_size));
+    if (!grabbed) return fail(grabbed.err().message);
+    out.pixels = grabbed->pixels;
+    out.origin = grabbed->origin;
+    if (session && session->device != out.pixels.area) {
+      return fail(str_cat("window ", window_id_text(job.window), " ", gone_size));
     }
   } else {
     auto screen = g.screen_rect();
-    if (!screen) return tool_result::failure(screen.err().message);
+    if (!screen) return fail(screen.err().message);
     rect area = session ? session->device : job.area ? intersect(*job.area, *screen) : *screen;
-    if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
-    if (intersect(area, *screen) != area) {
-      return tool_result::failure(str_cat("the screen ", gone_size));
-    }
+    if (area.w == 0) return fail("the selected display area is not on screen");
+    if (intersect(area, *screen) != area) return fail(str_cat("the screen ", gone_size));
     auto grabbed = g.grab(area);
-    if (!grabbed) return tool_result::failure(grabbed.err().message);
-    f = *grabbed;
+    if (!grabbed) return fail(grabbed.err().message);
+    out.pixels = *grabbed;
   }
   if (!session) {
-    stamp.device = f.area;
-    stamp.image = image_size_for({f.area.w, f.area.h});
+    const rect& a = out.pixels.area;
+    stamp.device = a;
+    stamp.image = image_size_for({a.w, a.h});
     stamp.window = job.window;
     session = stamp;
+    out.established = true;
   }
-  const coord_session& s = *session;
+  out.session = *session;
+  return out;
+}
+
+tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
+                     coord_session stamp, std::optional<coord_session>* established) {
+  const find_request& req = *job.find;
+  auto grabbed = grab_session_pixels(g, job, stamp);
+  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  const frame& f = grabbed->pixels;
+  const point origin = grabbed->origin;
+  const coord_session& s = grabbed->session;
   for (const auto* r : {&req.region, &req.template_region}) {
     if (!*r) continue;
     if (auto why = bad_region(**r, s.image)) {
@@ -196,7 +204,7 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   j.key("threshold").number(req.threshold);
   if (job.window != 0) j.key("window").string(window_id_text(job.window));
   j.end_object();
-  if (!job.session) *established = session;
+  if (grabbed->established) *established = s;
   return tool_result::json(std::move(out));
 }
 

@@ -11,6 +11,22 @@
 
 namespace cu {
 
+// The pixels a search looks at (screenshot_find, find_text): the session's
+// area of the screen, or one window's own pixels, grabbed now, and the
+// session they are in (the job's, or one established from the grab).
+struct session_pixels {
+  frame pixels;
+  point origin;  // Where session device coordinates are on the root.
+  coord_session session;
+  bool established = false;  // The job had no session of this target.
+};
+
+// Grabs them on g, or says why not (a session from another X server, a
+// target that changed size since the session's screenshot, a window that
+// is gone). stamp: as for run_find.
+result<session_pixels> grab_session_pixels(grabber& g, const capture_job& job,
+                                           coord_session stamp);
+
 // Runs a kind::find job on g. stamp: a session of the screen as it is now
 // (generation and root size set), to fill in when the job establishes one
 // (no session yet, or a window's); then stored in *established.

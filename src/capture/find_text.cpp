@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "capture/find.h"
 #include "core/json_writer.h"
 #include "util/log.h"
 #include "util/str_cat.h"
@@ -30,43 +31,11 @@ ocr_options screen_ocr_options() {
 std::optional<tool_result> run_find_text(grabber& g, const capture_job& job,
                                          text_recognizer& recognizer, coord_session stamp) {
   const text_request& req = *job.text;
-  const std::string gone_size =
-      "changed size since the screenshot its coordinates refer to; take a new screenshot";
-  std::optional<coord_session> session = job.session;
-  if (session && session->generation != g.generation()) {
-    return tool_result::failure(
-        "no screenshot session yet: the X server restarted after the screenshot this search "
-        "refers to; take a new screenshot");
-  }
-  frame f;
-  point origin{0, 0};
-  if (job.window != 0) {
-    auto grabbed = g.grab_window(job.window, std::nullopt);
-    if (!grabbed) return tool_result::failure(grabbed.err().message);
-    f = grabbed->pixels;
-    origin = grabbed->origin;
-    if (session && session->device != f.area) {
-      return tool_result::failure(str_cat("window ", window_id_text(job.window), " ", gone_size));
-    }
-  } else {
-    auto screen = g.screen_rect();
-    if (!screen) return tool_result::failure(screen.err().message);
-    rect area = session ? session->device : job.area ? intersect(*job.area, *screen) : *screen;
-    if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
-    if (intersect(area, *screen) != area) {
-      return tool_result::failure(str_cat("the screen ", gone_size));
-    }
-    auto grabbed = g.grab(area);
-    if (!grabbed) return tool_result::failure(grabbed.err().message);
-    f = *grabbed;
-  }
-  if (!session) {
-    stamp.device = f.area;
-    stamp.image = image_size_for({f.area.w, f.area.h});
-    stamp.window = job.window;
-    session = stamp;
-  }
-  const coord_session& s = *session;
+  auto grabbed = grab_session_pixels(g, job, stamp);
+  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  const frame& f = grabbed->pixels;
+  const point origin = grabbed->origin;
+  const coord_session& s = grabbed->session;
   rect searched{0, 0, s.image.w, s.image.h};
   rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
   if (req.region) {
@@ -90,7 +59,7 @@ std::optional<tool_result> run_find_text(grabber& g, const capture_job& job,
   t.part = point{part.x, part.y};
   t.origin = origin;
   t.window = job.window;
-  if (!job.session) t.established = session;
+  if (grabbed->established) t.established = s;
   recognizer.post(std::move(t));
   return std::nullopt;
 }

@@ -31,6 +31,9 @@ json_ptr ok_call(server_process& s, std::string_view tool, std::string_view args
 // Calls a tool that must answer isError; its text.
 std::string error_text(server_process& s, std::string_view tool, std::string_view args = "{}");
 
+// An image region as the tools take it: "[x0,y0,x1,y1]".
+std::string region(int x0, int y0, int x1, int y1);
+
 // The integer field k of the object e (the test fails without).
 int64_t num(simdjson::dom::element e, const char* k);
 

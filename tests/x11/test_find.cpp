@@ -70,15 +70,6 @@ std::vector<found> matches(const json_line& r) {
   return out;
 }
 
-std::string region(int x0, int y0, int x1, int y1) {
-  std::string s = "[";
-  for (int v : {x0, y0, x1, y1}) {
-    if (s.size() > 1) s += ",";
-    s += std::to_string(v);
-  }
-  return s + "]";
-}
-
 // The image block's base64 data of a tools/call response.
 std::string image_data(const json_line& r) {
   std::string_view d;

@@ -50,15 +50,6 @@ simdjson::dom::element structured(const json_line& r) {
   return e;
 }
 
-std::string region(int x0, int y0, int x1, int y1) {
-  std::string s = "[";
-  for (int v : {x0, y0, x1, y1}) {
-    if (s.size() > 1) s += ",";
-    s += std::to_string(v);
-  }
-  return s + "]";
-}
-
 // The image rectangle a device rectangle covers at 1920x1080 -> 1366x768,
 // rounded outwards as the server maps it.
 struct box {
