@@ -141,7 +141,8 @@ void screen_watches::on_wake() {
   const bool watching = damage_.watching();
   for (uint64_t seq : seqs) {
     auto it = watches_.find(seq);
-    if (it == watches_.end()) continue;  // A hook ended it.
+    // A hook ended it (and may have started the next one of a batch).
+    if (it == watches_.end() || !it->second->armed) continue;
     watch& w = *it->second;
     if (!watching) {
       finish(seq, tool_result::failure(
