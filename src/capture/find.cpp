@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -187,7 +188,13 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   for (const match& m : *found) {
     // In session device coordinates, then in the image.
     const rect device{s.device.x + m.x, s.device.y + m.y, m.w, m.h};
-    const rect image = device_rect_to_image(s, device);
+    // Where the template lies in the image: its top-left to the nearest
+    // image pixel, its own size (it is in image pixels). Rounding the
+    // device rectangle outwards would put it a pixel early.
+    const double sx = double(s.image.w) / s.device.w, sy = double(s.image.h) / s.device.h;
+    const rect image{std::min(int(std::lround(m.x * sx)), s.image.w - needle.w),
+                     std::min(int(std::lround(m.y * sy)), s.image.h - needle.h), needle.w,
+                     needle.h};
     const point center = device_to_image(s, point{device.x + m.w / 2, device.y + m.h / 2});
     j.begin_object().key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
     j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
