@@ -177,7 +177,7 @@ std::vector<std::string> tool_names(server_process& s) {
 
 }  // namespace
 
-TEST_CASE("toolsets: the default lists the 24, windows adds six after them, unknown names stop the server") {
+TEST_CASE("toolsets: the default lists the 24, windows adds six after them (all: vision's four too), unknown names stop the server") {
   xvfb x(640, 480);
   {
     server_process s(x.display());
@@ -191,7 +191,7 @@ TEST_CASE("toolsets: the default lists the 24, windows adds six after them, unkn
     CAPTURE(on);
     server_process s(x.display(), {{"CU_TOOLSETS", on}});
     std::vector<std::string> names = tool_names(s);
-    REQUIRE(names.size() == (std::string_view(on) == "all" ? 31u : 30u));
+    REQUIRE(names.size() == (std::string_view(on) == "all" ? 34u : 30u));
     CHECK(names[23] == "cursor_position");
     CHECK(names[24] == "list_windows");
     CHECK(names[29] == "list_displays");
