@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/seconds_text.h"
 #include "util/str_cat.h"
 
 namespace cu::gesture {
@@ -187,11 +188,16 @@ tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_
 
 tool_result hold(input_context& ctx, job_control& ctl, const key_chord& all, double seconds,
                  const std::string& label) {
+  const auto started = clock_type::now();
   auto pressed = ctx.press_chord(all);
   if (!pressed) return failed(pressed.err());
   if (auto s = ctx.sync(); !s) {
+    // The server went away with the keys down: they went up with it. Said
+    // as a hold that ends early says it (input_actor::finish_hold).
     ctx.release_keys(*pressed);
-    return failed(s.err());
+    return tool_result::failure("hold_key ended early after " +
+                                elapsed_text(clock_type::now() - started) + "s: " +
+                                s.err().message + " during the hold; nothing is held on the display");
   }
   ctl.held_keys = std::move(*pressed);
   ctl.answer_at = clock_type::now() + std::chrono::duration_cast<clock_type::duration>(

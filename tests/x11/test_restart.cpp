@@ -17,6 +17,12 @@ namespace {
 
 int display_number(const std::string& display) { return std::stoi(display.substr(1)); }
 
+// Each case restarts its X server on the same display number. That number
+// comes from unused_display_number (200 and up), not from Xvfb's own
+// -displayfd choice (the lowest free one): another test running beside
+// this one takes the lowest free number, which is this one's while its
+// server is down.
+
 // left_click's arguments for an image point.
 std::string click_at(int x, int y) { return "{\"coordinate\":" + coord(x, y) + "}"; }
 
@@ -47,7 +53,7 @@ bool session_voided(server_process& s, int timeout_ms = 10000) {
 }  // namespace
 
 TEST_CASE("after an X server restart at another size, screenshots and clicks use the new screen") {
-  auto x = std::make_unique<xvfb>(1920, 1080);
+  auto x = std::make_unique<xvfb>(1920, 1080, unused_display_number());
   const std::string display = x->display();
   server_process s(display);
   {
@@ -102,7 +108,7 @@ TEST_CASE("after an X server restart at another size, screenshots and clicks use
 }
 
 TEST_CASE("a hold cut short by the X server going away answers so at once") {
-  auto x = std::make_unique<xvfb>(1920, 1080);
+  auto x = std::make_unique<xvfb>(1920, 1080, unused_display_number());
   const std::string display = x->display();
   server_process s(display);
   {
@@ -130,7 +136,7 @@ TEST_CASE("a hold cut short by the X server going away answers so at once") {
 }
 
 TEST_CASE("a batch whose X server restarts stops at the step that would use old coordinates") {
-  auto x = std::make_unique<xvfb>(1920, 1080);
+  auto x = std::make_unique<xvfb>(1920, 1080, unused_display_number());
   const std::string display = x->display();
   server_process s(display);
   {
@@ -168,7 +174,7 @@ TEST_CASE("a batch whose X server restarts stops at the step that would use old 
 }
 
 TEST_CASE("left_mouse_up after the X server went away says the button went with it") {
-  auto x = std::make_unique<xvfb>(1920, 1080);
+  auto x = std::make_unique<xvfb>(1920, 1080, unused_display_number());
   const std::string display = x->display();
   server_process s(display);
   REQUIRE_FALSE(is_error(*s.call_tool("screenshot")));
