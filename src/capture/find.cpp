@@ -143,11 +143,14 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   const gray_image haystack = to_gray(f.data, f.area.w, f.area.h, f.stride,
                                       color_layout{4, f.layout.r, f.layout.g, f.layout.b});
 
+  // The screen at the screenshot's size, when the template is cut from it:
+  // the search reuses it rather than downscaling the screen again.
+  gray_image image;
   // The template, in the session's image pixels.
   gray_image needle;
   if (req.template_region) {
     // The screenshot as it would look now, and the part asked for.
-    gray_image image = area_downscale(haystack.view(), s.image.w, s.image.h);
+    image = area_downscale(haystack.view(), s.image.w, s.image.h);
     const rect r = region_rect(*req.template_region);
     needle.w = r.w;
     needle.h = r.h;
@@ -179,7 +182,8 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   const rect searched = req.region ? region_rect(*req.region) : rect{0, 0, s.image.w, s.image.h};
   // find_template_scaled takes the device pixels with their top-left at 0, 0.
   auto found = find_template_scaled(haystack.view(), s.image, needle.view(), options,
-                                    req.region ? searched : rect{});
+                                    req.region ? searched : rect{},
+                                    req.template_region ? &image : nullptr);
   if (!found) return tool_result::failure(found.err().message);
 
   std::string out;

@@ -576,7 +576,7 @@ void call_table::start_until(uint64_t seq, capture_job job, bool appear, double 
     if (it == calls_.end() || !it->second.until) return;
     until_run& u = *it->second.until;
     if (!r.is_error) return;
-    if (u.checks == 0 && !u.finding) return end_until(seq, std::move(r));
+    if (u.checks == 0 && !u.finding) return deliver(seq, std::move(r));
     u.end_reason = "timeout";
     if (!u.finding) until_result(seq, std::nullopt);
   };
@@ -627,10 +627,10 @@ void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
     u.finding = false;
     f.at = where::watch;
   }
-  if (f.cancelled || (!r && !u.end_reason)) return end_until(seq, std::nullopt);
+  if (f.cancelled || (!r && !u.end_reason)) return deliver(seq, std::nullopt);
   const char* what = u.appear ? "appear" : "disappear";
   if (r) {
-    if (r->is_error) return end_until(seq, std::move(*r));
+    if (r->is_error) return deliver(seq, std::move(*r));
     point first;
     const size_t n = count_matches(until_parser_, *r, &first);
     u.last_matches = n;
@@ -645,14 +645,14 @@ void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
       json += str_cat(",\"until\":\"", what, "\",\"after\":");
       w.number(std::round(after * 1000) / 1000);
       json += str_cat(",\"checks\":", std::to_string(u.checks), "}");
-      return end_until(seq, tool_result::json(std::move(json)));
+      return deliver(seq, tool_result::json(std::move(json)));
     }
     if (!u.end_reason) {
       if (u.dirty) until_find(seq);
       return;  // Until the next drawing there.
     }
     if (*u.end_reason != "timeout") {
-      return end_until(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
+      return deliver(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
                                                          *u.end_reason)));
     }
   }
@@ -665,11 +665,7 @@ void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
                    point_text(u.last_first));
   }
   why += ")";
-  end_until(seq, tool_result::failure(std::move(why)));
-}
-
-void call_table::end_until(uint64_t seq, std::optional<tool_result> r) {
-  deliver(seq, std::move(r));
+  deliver(seq, tool_result::failure(std::move(why)));
 }
 
 }  // namespace cu

@@ -174,7 +174,6 @@ class call_table {
   void start_until(uint64_t seq, capture_job job, bool appear, double timeout_secs);
   void until_find(uint64_t seq);
   void until_result(uint64_t seq, std::optional<tool_result> r);
-  void end_until(uint64_t seq, std::optional<tool_result> r);
 
   // Timers owned by the loop; stop_timer closes and frees one.
   uv_timer_t* start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire);

@@ -782,7 +782,8 @@ result<std::vector<match>> find_template(const gray_view& haystack, const gray_v
 
 result<std::vector<match>> find_template_scaled(const gray_view& device, size2 image,
                                                 const gray_view& needle,
-                                                const match_options& o, const rect& region) {
+                                                const match_options& o, const rect& region,
+                                                const gray_image* downscaled) {
   if (!device.data || device.w <= 0 || device.h <= 0) return invalid("the image to search is empty");
   if (image.w <= 0 || image.h <= 0 || image.w > device.w || image.h > device.h) {
     return invalid("the screenshot's size (%dx%d) must be positive and at most the device's (%dx%d)",
@@ -806,7 +807,12 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
     return found;
   }
 
-  const gray_image small = area_downscale(device, image.w, image.h);
+  gray_image own;
+  if (downscaled == nullptr || downscaled->w != image.w || downscaled->h != image.h) {
+    own = area_downscale(device, image.w, image.h);
+    downscaled = &own;
+  }
+  const gray_image& small = *downscaled;
   auto found = find_template(small.view().crop(area), needle, o);
   if (!found) return found;
 

@@ -183,9 +183,12 @@ result<std::vector<match>> find_template(const gray_view& haystack, const gray_v
 //
 // Errors: as find_template, and invalid_argument for an image size that is
 // not positive or larger than device, or a region outside the image.
+// downscaled: device already downscaled to image (a caller that cut the
+// template from it passes it so the screen is not downscaled twice).
 result<std::vector<match>> find_template_scaled(const gray_view& device, size2 image,
                                                 const gray_view& needle,
                                                 const match_options& options = {},
-                                                const rect& region = {});
+                                                const rect& region = {},
+                                                const gray_image* downscaled = nullptr);
 
 }  // namespace cu
