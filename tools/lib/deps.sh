@@ -19,9 +19,15 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 # time, for the tests of a resize under a session; python3-gi with GTK 3's
 # bindings (gir1.2-gtk-3.0) runs the GTK3 program of the windows tests;
 # tesseract-ocr (libtesseract5 and its English data) is what find_text
-# loads at run time (x11-find_text reads an xterm with it).
+# loads at run time (x11-find_text reads an xterm with it). The a11y
+# toolset (optional in the build: compiled in when libatspi2.0-dev is
+# found) and its tests: libatspi2.0-dev, the accessible desktop of
+# tools/lib/a11y-session.sh (at-spi2-core's bus launcher and registry,
+# dbus-daemon's dbus-run-session, dbus-bin's dbus-send), gtk3-widget-factory
+# (gtk-3-examples), and python3-pyatspi to measure against.
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
-  strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr"
+  strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr
+  libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin gtk-3-examples python3-pyatspi"
 # The fuzz target (tests/fuzz, tools/fuzz): clang with libFuzzer and the
 # sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
 # pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.
