@@ -18,6 +18,9 @@ enum class errc {
   io,                // A file or system call failed.
   not_available,     // The tool exists but this build does not do it yet.
   cancelled,         // The request was cancelled or the server is stopping.
+  a11y_unavailable,  // No accessibility bus or registry to ask.
+  not_found,         // The application or element named is not there.
+  timed_out,         // Another program did not answer before the deadline.
 };
 
 struct error {

@@ -1,0 +1,81 @@
+#include "a11y/element.h"
+
+#include <algorithm>
+#include <string_view>
+
+#include "util/str_cat.h"
+
+namespace cu {
+
+std::string clip_text(std::string s, size_t max) {
+  if (s.size() <= max) return s;
+  size_t cut = max;
+  // Back up to the first byte of a character (not 10xxxxxx).
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  s.resize(cut);
+  s += "\xE2\x80\xA6";
+  return s;
+}
+
+namespace {
+
+bool has_state(const a11y_element& e, std::string_view nick) {
+  return std::find(e.states.begin(), e.states.end(), nick) != e.states.end();
+}
+
+constexpr std::string_view kShownStates[] = {"focused",  "selected", "checked",  "pressed",
+                                             "expanded", "collapsed", "editable"};
+
+}  // namespace
+
+std::string render_tree(const std::vector<a11y_element>& elements) {
+  std::string out;
+  for (const a11y_element& e : elements) {
+    out.append(size_t(e.depth) * 2, ' ');
+    out += std::to_string(e.index);
+    out += ' ';
+    out += e.role;
+    if (!e.name.empty()) {
+      out += " \"";
+      out += e.name;
+      out += '"';
+    }
+    if (!e.value.empty()) {
+      out += " = \"";
+      out += e.value;
+      out += '"';
+    }
+    std::string states;
+    for (std::string_view s : kShownStates) {
+      if (!has_state(e, s)) continue;
+      if (!states.empty()) states += ' ';
+      states += s;
+    }
+    // AT-SPI calls it "enabled" (and "sensitive"); what stands out is its
+    // absence.
+    if (!has_state(e, "enabled")) states += states.empty() ? "disabled" : " disabled";
+    if (!states.empty()) out += str_cat(" [", states, "]");
+    if (!e.actions.empty()) {
+      out += " {";
+      for (size_t i = 0; i < e.actions.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += e.actions[i];
+      }
+      out += '}';
+    }
+    if (e.frame) {
+      out += " @";
+      out += std::to_string(e.frame->x);
+      out += ',';
+      out += std::to_string(e.frame->y);
+      out += ' ';
+      out += std::to_string(e.frame->w);
+      out += 'x';
+      out += std::to_string(e.frame->h);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace cu

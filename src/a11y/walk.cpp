@@ -1,0 +1,434 @@
+#include "a11y/walk.h"
+
+#include <atspi/atspi.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "util/ascii.h"
+#include "util/str_cat.h"
+
+namespace cu {
+
+namespace {
+
+struct gobject_unref {
+  void operator()(void* p) const { g_object_unref(p); }
+};
+template <class T>
+using gobj = std::unique_ptr<T, gobject_unref>;
+
+struct gfree {
+  void operator()(void* p) const { g_free(p); }
+};
+using gstr = std::unique_ptr<char, gfree>;
+
+// One job's bus calls: each is preceded by before() and, when it fails,
+// judged by failed(): a call that waited its whole timeout is the
+// application not answering, anything else the element being gone.
+class bus_calls {
+ public:
+  explicit bus_calls(const a11y_control& c) : c_(c) {}
+
+  // An error when the job is cancelled or out of time; otherwise sets the
+  // timeout of the next call to what is left, at most call_timeout_ms.
+  std::optional<error> before() {
+    if (c_.cancelled()) return make_error(errc::cancelled, "cancelled");
+    auto now = a11y_clock::now();
+    if (now >= c_.deadline) return deadline_error();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c_.deadline - now).count();
+    timeout_ms_ = int(std::min<int64_t>(left, c_.call_timeout_ms));
+    if (timeout_ms_ < 1) timeout_ms_ = 1;
+    // The startup time (for an application still starting) is bounded the
+    // same way.
+    atspi_set_timeout(timeout_ms_, timeout_ms_);
+    started_ = now;
+    return std::nullopt;
+  }
+
+  // After a call that set err: a timeout error when the call used up its
+  // time, else nothing (the caller treats the element as gone). Frees err.
+  std::optional<error> failed(GError* err) {
+    std::string what = err != nullptr && err->message != nullptr ? err->message : "";
+    if (err != nullptr) g_error_free(err);
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
+    if (took.count() + 5 >= timeout_ms_) {
+      if (a11y_clock::now() >= c_.deadline) return deadline_error();
+      std::string ms = std::to_string(timeout_ms_);
+      return make_error(errc::timed_out,
+                        str_cat("the application did not answer within ", ms,
+                                " ms (is it hung or stopped?)"));
+    }
+    last_message_ = std::move(what);
+    return std::nullopt;
+  }
+
+  const std::string& last_message() const { return last_message_; }
+
+ private:
+  error deadline_error() const {
+    return make_error(errc::timed_out, "the accessibility tree was not read before the deadline");
+  }
+
+  const a11y_control& c_;
+  int timeout_ms_ = 1000;
+  a11y_clock::time_point started_{};
+  std::string last_message_;
+};
+
+std::string take(gchar* s) {
+  gstr owned(s);
+  return s != nullptr ? std::string(s) : std::string();
+}
+
+// The state nicks of a state set ("focused", "enabled"), in enum order.
+std::vector<std::string> state_names(AtspiStateSet* set) {
+  std::vector<std::string> out;
+  if (set == nullptr) return out;
+  GArray* states = atspi_state_set_get_states(set);
+  if (states == nullptr) return out;
+  auto* klass = static_cast<GEnumClass*>(g_type_class_ref(atspi_state_type_get_type()));
+  for (guint i = 0; i < states->len; ++i) {
+    GEnumValue* v = g_enum_get_value(klass, g_array_index(states, AtspiStateType, i));
+    if (v != nullptr) out.emplace_back(v->value_nick);
+  }
+  g_type_class_unref(klass);
+  g_array_free(states, TRUE);
+  return out;
+}
+
+// The roles whose text is their value (what a user typed into them).
+bool text_is_value(AtspiRole role) {
+  return role == ATSPI_ROLE_ENTRY || role == ATSPI_ROLE_TEXT ||
+         role == ATSPI_ROLE_SPIN_BUTTON || role == ATSPI_ROLE_COMBO_BOX ||
+         role == ATSPI_ROLE_EDITBAR || role == ATSPI_ROLE_PARAGRAPH;
+}
+
+std::string number_text(double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+class walker {
+ public:
+  walker(const walk_limits& limits, const a11y_control& c) : limits_(limits), calls_(c) {}
+
+  // Reads node and, depth-first, what lies below it. An error ends the
+  // whole walk (cancelled, out of time, the application hung); an element
+  // that vanished on the way is skipped.
+  std::optional<error> visit(AtspiAccessible* node, int depth, std::vector<int>& path) {
+    if (int(out_.elements.size()) >= limits_.max_nodes) {
+      out_.truncated_nodes = true;
+      return std::nullopt;
+    }
+    a11y_element e;
+    e.index = int(out_.elements.size());
+    e.depth = depth;
+    e.path = path;
+    GError* err = nullptr;
+
+    if (auto x = calls_.before()) return x;
+    AtspiRole role = atspi_accessible_get_role(node, &err);
+    if (err != nullptr) return gone(err, depth);
+    if (auto x = calls_.before()) return x;
+    e.role = take(atspi_accessible_get_role_name(node, &err));
+    if (err != nullptr) return gone(err, depth);
+    if (auto x = calls_.before()) return x;
+    e.name = clip_text(take(atspi_accessible_get_name(node, &err)), limits_.max_text);
+    if (err != nullptr) return gone(err, depth);
+    if (auto x = calls_.before()) return x;
+    {
+      gobj<AtspiStateSet> set(atspi_accessible_get_state_set(node));
+      e.states = state_names(set.get());
+    }
+    if (auto x = read_interfaces(node, role, e)) return x;
+
+    if (auto x = calls_.before()) return x;
+    int children = atspi_accessible_get_child_count(node, &err);
+    if (err != nullptr) return gone(err, depth);
+    out_.elements.push_back(std::move(e));
+    if (children > 0 && depth >= limits_.max_depth) {
+      out_.truncated_depth = true;
+      return std::nullopt;
+    }
+    for (int i = 0; i < children; ++i) {
+      if (int(out_.elements.size()) >= limits_.max_nodes) {
+        out_.truncated_nodes = true;
+        break;
+      }
+      if (auto x = calls_.before()) return x;
+      gobj<AtspiAccessible> child(atspi_accessible_get_child_at_index(node, i, &err));
+      if (err != nullptr) {
+        if (auto x = calls_.failed(err)) return x;
+        ++out_.skipped;
+        continue;
+      }
+      if (!child) continue;
+      path.push_back(i);
+      auto x = visit(child.get(), depth + 1, path);
+      path.pop_back();
+      if (x) return x;
+    }
+    return std::nullopt;
+  }
+
+  walk_outcome take_outcome() { return std::move(out_); }
+
+ private:
+  // A failed call on an element: the walk's end when it timed out, else
+  // the element is skipped. The application itself cannot be skipped.
+  std::optional<error> gone(GError* err, int depth) {
+    if (auto x = calls_.failed(err)) return x;
+    if (depth == 0) {
+      return make_error(errc::not_found,
+                        str_cat("the application went away: ", calls_.last_message()));
+    }
+    ++out_.skipped;
+    return std::nullopt;
+  }
+
+  // Value, text, actions and frame: each through its interface, when the
+  // element has it. A failure here leaves the field empty.
+  std::optional<error> read_interfaces(AtspiAccessible* node, AtspiRole role, a11y_element& e) {
+    GError* err = nullptr;
+    if (auto x = calls_.before()) return x;
+    if (gobj<AtspiValue> v{atspi_accessible_get_value_iface(node)}) {
+      if (auto x = calls_.before()) return x;
+      double d = atspi_value_get_current_value(v.get(), &err);
+      if (err != nullptr) {
+        if (auto x = calls_.failed(err)) return x;
+        err = nullptr;
+      } else {
+        e.value = number_text(d);
+      }
+    }
+    if (e.value.empty() && text_is_value(role)) {
+      if (gobj<AtspiText> t{atspi_accessible_get_text_iface(node)}) {
+        if (auto x = calls_.before()) return x;
+        // Enough characters for max_text bytes of any script; clip_text
+        // then cuts at a character boundary.
+        gint n = gint(std::min<size_t>(limits_.max_text + 1, 1 << 20));
+        std::string text = take(atspi_text_get_text(t.get(), 0, n, &err));
+        if (err != nullptr) {
+          if (auto x = calls_.failed(err)) return x;
+          err = nullptr;
+        } else {
+          e.value = clip_text(std::move(text), limits_.max_text);
+        }
+      }
+    }
+    if (auto x = calls_.before()) return x;
+    if (gobj<AtspiAction> a{atspi_accessible_get_action_iface(node)}) {
+      if (auto x = calls_.before()) return x;
+      int n = atspi_action_get_n_actions(a.get(), &err);
+      if (err != nullptr) {
+        if (auto x = calls_.failed(err)) return x;
+        err = nullptr;
+        n = 0;
+      }
+      for (int i = 0; i < n; ++i) {
+        if (auto x = calls_.before()) return x;
+        std::string name = take(atspi_action_get_action_name(a.get(), i, &err));
+        if (err != nullptr) {
+          if (auto x = calls_.failed(err)) return x;
+          err = nullptr;
+          continue;
+        }
+        e.actions.push_back(std::move(name));
+      }
+    }
+    if (auto x = calls_.before()) return x;
+    if (gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(node)}) {
+      if (auto x = calls_.before()) return x;
+      AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
+      if (err != nullptr) {
+        if (auto x = calls_.failed(err)) return x;
+      } else if (r != nullptr && r->width > 0 && r->height > 0) {
+        e.frame = rect{r->x, r->y, r->width, r->height};
+      }
+      g_free(r);
+    }
+    return std::nullopt;
+  }
+
+  const walk_limits& limits_;
+  bus_calls calls_;
+  walk_outcome out_;
+};
+
+// The applications as (object, facts): the objects stay referenced while
+// the vector lives.
+struct app_ref {
+  gobj<AtspiAccessible> obj;
+  a11y_app facts;
+};
+
+result<std::vector<app_ref>> list_app_refs(const a11y_control& c, bool with_windows) {
+  bus_calls calls(c);
+  std::vector<app_ref> out;
+  gobj<AtspiAccessible> desktop(atspi_get_desktop(0));
+  if (!desktop) return make_error(errc::a11y_unavailable, "the accessibility registry has no desktop");
+  // What libatspi remembers of the desktop's children may predate the
+  // latest applications: ask the registry again.
+  atspi_accessible_clear_cache(desktop.get());
+  GError* err = nullptr;
+  if (auto x = calls.before()) return *x;
+  int n = atspi_accessible_get_child_count(desktop.get(), &err);
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return *x;
+    return make_error(errc::a11y_unavailable,
+                      str_cat("the accessibility registry did not answer: ", calls.last_message()));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (auto x = calls.before()) return *x;
+    gobj<AtspiAccessible> app(atspi_accessible_get_child_at_index(desktop.get(), i, &err));
+    if (err != nullptr) {
+      // An application that does not answer is left out of the list, not
+      // allowed to hide the others.
+      g_error_free(err);
+      err = nullptr;
+      continue;
+    }
+    if (!app) continue;
+    app_ref ref;
+    if (auto x = calls.before()) return *x;
+    ref.facts.name = take(atspi_accessible_get_name(app.get(), &err));
+    if (err != nullptr) {
+      g_error_free(err);
+      err = nullptr;
+      continue;
+    }
+    if (auto x = calls.before()) return *x;
+    ref.facts.pid = int(atspi_accessible_get_process_id(app.get(), &err));
+    if (err != nullptr) {
+      g_error_free(err);
+      err = nullptr;
+    }
+    // The application object's own D-Bus name, which libatspi keeps in
+    // its public structure (there is no getter).
+    AtspiApplication* owner = ATSPI_OBJECT(app.get())->app;
+    if (owner != nullptr && owner->bus_name != nullptr) ref.facts.bus_name = owner->bus_name;
+    if (with_windows) {
+      if (auto x = calls.before()) return *x;
+      int w = atspi_accessible_get_child_count(app.get(), &err);
+      if (err != nullptr) {
+        g_error_free(err);
+        err = nullptr;
+        w = 0;
+      }
+      for (int j = 0; j < w; ++j) {
+        if (auto x = calls.before()) return *x;
+        gobj<AtspiAccessible> win(atspi_accessible_get_child_at_index(app.get(), j, &err));
+        if (err != nullptr || !win) {
+          if (err != nullptr) g_error_free(err);
+          err = nullptr;
+          continue;
+        }
+        if (auto x = calls.before()) return *x;
+        std::string title = take(atspi_accessible_get_name(win.get(), &err));
+        if (err != nullptr) {
+          g_error_free(err);
+          err = nullptr;
+          continue;
+        }
+        ref.facts.windows.push_back(std::move(title));
+      }
+    }
+    ref.obj = std::move(app);
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+}  // namespace
+
+result<bool> a11y_connect(GMainContext* context) {
+  if (atspi_is_initialized()) return true;
+  const char* runtime = getenv("XDG_RUNTIME_DIR");
+  std::string session_socket = runtime != nullptr ? str_cat(runtime, "/bus") : std::string();
+  struct stat st {};
+  bool have_session = getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr ||
+                      (!session_socket.empty() && stat(session_socket.c_str(), &st) == 0);
+  if (getenv("AT_SPI_BUS_ADDRESS") == nullptr && !have_session) {
+    return make_error(errc::a11y_unavailable,
+                      "no accessibility bus: neither AT_SPI_BUS_ADDRESS nor a session bus"
+                      " (DBUS_SESSION_BUS_ADDRESS) is set; start the desktop's programs under"
+                      " tools/lib/a11y-session.sh or dbus-run-session");
+  }
+  // atspi_get_a11y_bus() can be asked again after a failure; atspi_init()
+  // cannot.
+  if (atspi_get_a11y_bus() == nullptr) {
+    return make_error(errc::a11y_unavailable,
+                      "no accessibility bus: the session bus has no AT-SPI bus launcher"
+                      " (org.a11y.Bus); install at-spi2-core or start tools/lib/a11y-session.sh");
+  }
+  int rc = atspi_init();
+  if (rc != 0 && rc != 1) {
+    return make_error(errc::a11y_unavailable,
+                      str_cat("cannot connect to the accessibility bus (atspi_init ",
+                              std::to_string(rc), ")"));
+  }
+  if (context != nullptr) atspi_set_main_context(context);
+  return true;
+}
+
+result<std::vector<a11y_app>> read_apps(const a11y_control& c) {
+  auto refs = list_app_refs(c, true);
+  if (!refs) return refs.take_error();
+  std::vector<a11y_app> out;
+  for (app_ref& r : *refs) out.push_back(std::move(r.facts));
+  return out;
+}
+
+result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
+                              const a11y_control& c) {
+  auto refs = list_app_refs(c, false);
+  if (!refs) return refs.take_error();
+  AtspiAccessible* found = nullptr;
+  for (app_ref& r : *refs) {
+    if (iequals(r.facts.name, app)) found = r.obj.get();
+  }
+  if (found == nullptr && all_digits(app)) {
+    for (app_ref& r : *refs) {
+      if (std::to_string(r.facts.pid) == app) found = r.obj.get();
+    }
+  }
+  if (found == nullptr) {
+    int matches = 0;
+    for (app_ref& r : *refs) {
+      if (ascii_lower(r.facts.name).find(ascii_lower(app)) != std::string::npos) {
+        found = r.obj.get();
+        ++matches;
+      }
+    }
+    if (matches > 1) found = nullptr;
+  }
+  if (found == nullptr) {
+    std::string names;
+    for (app_ref& r : *refs) {
+      if (!names.empty()) names += ", ";
+      names += r.facts.name;
+    }
+    if (names.empty()) names = "none";
+    return make_error(errc::not_found,
+                      str_cat("no accessible application matches \"", app,
+                              "\"; the applications are: ", names));
+  }
+  // Read the tree afresh: libatspi's cache of it is kept only by the events
+  // it has seen, and an application that was just starting may have
+  // answered with its root alone.
+  atspi_accessible_clear_cache(found);
+  walker w(limits, c);
+  std::vector<int> path;
+  if (auto x = w.visit(found, 0, path)) return *x;
+  return w.take_outcome();
+}
+
+}  // namespace cu
