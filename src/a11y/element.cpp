@@ -52,8 +52,10 @@ std::string render_tree(const std::vector<a11y_element>& elements) {
       states += s;
     }
     // AT-SPI calls it "enabled" (and "sensitive"); what stands out is its
-    // absence.
-    if (!has_state(e, "enabled")) states += states.empty() ? "disabled" : " disabled";
+    // absence, on an element one could otherwise use (the application
+    // object and plain containers never say "enabled").
+    bool usable = !e.actions.empty() || has_state(e, "focusable") || has_state(e, "editable");
+    if (usable && !has_state(e, "enabled")) states += states.empty() ? "disabled" : " disabled";
     if (!states.empty()) out += str_cat(" [", states, "]");
     if (!e.actions.empty()) {
       out += " {";

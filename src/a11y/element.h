@@ -23,7 +23,7 @@ struct a11y_element {
   std::vector<std::string> states;   // AT-SPI state nicks: "focused", "checked".
   std::vector<std::string> actions;  // Action names: "click", "activate".
   // In root window (screen) pixels, when the element has a Component with
-  // a non-empty extent.
+  // a non-empty extent on the screen (not GTK's G_MININT for unmapped).
   std::optional<rect> frame;
   // The child positions from the application down to this element, to
   // find it again in a later call.
@@ -60,7 +60,8 @@ std::string clip_text(std::string s, size_t max);
 // `<index> <role> "<name>" = "<value>" [states] {actions} @x,y wxh`.
 // Only the states a model acts on are shown (focused, selected, checked,
 // pressed, expanded, collapsed, editable, and "disabled" for an element
-// that is not enabled); the structured form keeps them all.
+// with actions, or focusable or editable, that is not enabled); the
+// structured form keeps them all.
 std::string render_tree(const std::vector<a11y_element>& elements);
 
 }  // namespace cu

@@ -106,6 +106,10 @@ bool text_is_value(AtspiRole role) {
          role == ATSPI_ROLE_EDITBAR || role == ATSPI_ROLE_PARAGRAPH;
 }
 
+// GTK places what it has not mapped (a combo box's closed menu) at
+// G_MININT, 1x1: such an element has no frame on the screen.
+constexpr int kOffscreen = -(1 << 30);
+
 std::string number_text(double v) {
   char buf[64];
   snprintf(buf, sizeof buf, "%.10g", v);
@@ -246,7 +250,8 @@ class walker {
       AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
       if (err != nullptr) {
         if (auto x = calls_.failed(err)) return x;
-      } else if (r != nullptr && r->width > 0 && r->height > 0) {
+      } else if (r != nullptr && r->width > 0 && r->height > 0 && r->x > kOffscreen &&
+                 r->y > kOffscreen) {
         e.frame = rect{r->x, r->y, r->width, r->height};
       }
       g_free(r);
