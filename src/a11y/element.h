@@ -37,6 +37,9 @@ struct a11y_app {
   std::string bus_name;  // Its unique name on the accessibility bus, ":1.23".
   int pid = 0;
   std::vector<std::string> windows;  // Its top-level children's names.
+  // False when it did not answer within the call timeout (stopped or
+  // hung): its name and windows are unknown, its pid comes from the bus.
+  bool answered = true;
 };
 
 struct walk_limits {

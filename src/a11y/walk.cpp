@@ -67,6 +67,14 @@ class bus_calls {
 
   const std::string& last_message() const { return last_message_; }
 
+  // Whether the last call waited its whole timeout: libatspi answers some
+  // timeouts with nothing and no error (a new application that does not
+  // answer its greeting).
+  bool used_up() const {
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
+    return took.count() + 5 >= timeout_ms_;
+  }
+
  private:
   error deadline_error() const {
     return make_error(errc::timed_out, "the accessibility tree was not read before the deadline");
@@ -137,12 +145,15 @@ class walker {
     if (auto x = calls_.before()) return x;
     AtspiRole role = atspi_accessible_get_role(node, &err);
     if (err != nullptr) return gone(err, depth);
+    // libatspi may answer a call that timed out with a default and no error.
+    if (calls_.used_up()) return calls_.failed(nullptr);
     if (auto x = calls_.before()) return x;
     e.role = take(atspi_accessible_get_role_name(node, &err));
     if (err != nullptr) return gone(err, depth);
     if (auto x = calls_.before()) return x;
     e.name = clip_text(take(atspi_accessible_get_name(node, &err)), limits_.max_text);
     if (err != nullptr) return gone(err, depth);
+    if (calls_.used_up()) return calls_.failed(nullptr);
     if (auto x = calls_.before()) return x;
     {
       gobj<AtspiStateSet> set(atspi_accessible_get_state_set(node));
@@ -271,9 +282,16 @@ struct app_ref {
   a11y_app facts;
 };
 
-result<std::vector<app_ref>> list_app_refs(const a11y_control& c, bool with_windows) {
+struct app_list {
+  std::vector<app_ref> apps;
+  // Registered applications that did not answer even the first call
+  // (libatspi's greeting of an application it has not seen yet).
+  int unanswered = 0;
+};
+
+result<app_list> list_app_refs(const a11y_control& c, bool windows) {
   bus_calls calls(c);
-  std::vector<app_ref> out;
+  app_list out;
   gobj<AtspiAccessible> desktop(atspi_get_desktop(0));
   if (!desktop) return make_error(errc::a11y_unavailable, "the accessibility registry has no desktop");
   // What libatspi remembers of the desktop's children may predate the
@@ -291,20 +309,34 @@ result<std::vector<app_ref>> list_app_refs(const a11y_control& c, bool with_wind
     if (auto x = calls.before()) return *x;
     gobj<AtspiAccessible> app(atspi_accessible_get_child_at_index(desktop.get(), i, &err));
     if (err != nullptr) {
-      // An application that does not answer is left out of the list, not
-      // allowed to hide the others.
-      g_error_free(err);
+      // An application that does not answer is counted, not allowed to
+      // hide the others.
+      auto x = calls.failed(err);
       err = nullptr;
+      if (x && x->code == errc::timed_out) ++out.unanswered;
       continue;
     }
-    if (!app) continue;
+    if (!app) {
+      if (calls.used_up()) ++out.unanswered;
+      continue;
+    }
     app_ref ref;
+    bool with_windows = windows;
     if (auto x = calls.before()) return *x;
     ref.facts.name = take(atspi_accessible_get_name(app.get(), &err));
+    // Gone since the registry listed it: leave it out. Not answering
+    // (stopped, hung; libatspi then may give no name and no error): keep
+    // it, nameless, so a caller hears that it is there and does not
+    // answer, rather than that it does not exist.
     if (err != nullptr) {
-      g_error_free(err);
+      auto x = calls.failed(err);
       err = nullptr;
-      continue;
+      if (!x || x->code != errc::timed_out) continue;
+      ref.facts.answered = false;
+      with_windows = false;
+    } else if (calls.used_up()) {
+      ref.facts.answered = false;
+      with_windows = false;
     }
     if (auto x = calls.before()) return *x;
     ref.facts.pid = int(atspi_accessible_get_process_id(app.get(), &err));
@@ -316,7 +348,7 @@ result<std::vector<app_ref>> list_app_refs(const a11y_control& c, bool with_wind
     // its public structure (there is no getter).
     AtspiApplication* owner = ATSPI_OBJECT(app.get())->app;
     if (owner != nullptr && owner->bus_name != nullptr) ref.facts.bus_name = owner->bus_name;
-    if (with_windows) {
+    if (with_windows && ref.facts.answered) {
       if (auto x = calls.before()) return *x;
       int w = atspi_accessible_get_child_count(app.get(), &err);
       if (err != nullptr) {
@@ -343,7 +375,7 @@ result<std::vector<app_ref>> list_app_refs(const a11y_control& c, bool with_wind
       }
     }
     ref.obj = std::move(app);
-    out.push_back(std::move(ref));
+    out.apps.push_back(std::move(ref));
   }
   return out;
 }
@@ -388,7 +420,7 @@ result<std::vector<a11y_app>> read_apps(const a11y_control& c) {
   auto refs = list_app_refs(c, true);
   if (!refs) return refs.take_error();
   std::vector<a11y_app> out;
-  for (app_ref& r : *refs) out.push_back(std::move(r.facts));
+  for (app_ref& r : refs->apps) out.push_back(std::move(r.facts));
   return out;
 }
 
@@ -397,17 +429,24 @@ result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
   auto refs = list_app_refs(c, false);
   if (!refs) return refs.take_error();
   AtspiAccessible* found = nullptr;
-  for (app_ref& r : *refs) {
+  for (app_ref& r : refs->apps) {
     if (iequals(r.facts.name, app)) found = r.obj.get();
   }
   if (found == nullptr && all_digits(app)) {
-    for (app_ref& r : *refs) {
-      if (std::to_string(r.facts.pid) == app) found = r.obj.get();
+    for (app_ref& r : refs->apps) {
+      if (std::to_string(r.facts.pid) != app) continue;
+      // It has already used up one call's time: do not wait for it again.
+      if (!r.facts.answered) {
+        return make_error(errc::timed_out,
+                          str_cat("the application with pid ", app,
+                                  " did not answer (is it hung or stopped?)"));
+      }
+      found = r.obj.get();
     }
   }
   if (found == nullptr) {
     int matches = 0;
-    for (app_ref& r : *refs) {
+    for (app_ref& r : refs->apps) {
       if (ascii_lower(r.facts.name).find(ascii_lower(app)) != std::string::npos) {
         found = r.obj.get();
         ++matches;
@@ -416,15 +455,23 @@ result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
     if (matches > 1) found = nullptr;
   }
   if (found == nullptr) {
-    std::string names;
-    for (app_ref& r : *refs) {
-      if (!names.empty()) names += ", ";
-      names += r.facts.name;
+    std::string names, silent;
+    for (app_ref& r : refs->apps) {
+      std::string& list = r.facts.answered ? names : silent;
+      if (!list.empty()) list += ", ";
+      list += r.facts.answered ? r.facts.name : str_cat("pid ", std::to_string(r.facts.pid));
     }
     if (names.empty()) names = "none";
-    return make_error(errc::not_found,
-                      str_cat("no accessible application matches \"", app,
-                              "\"; the applications are: ", names));
+    std::string message = str_cat("no accessible application matches \"", app,
+                                  "\"; the applications are: ", names);
+    if (refs->unanswered > 0) {
+      if (!silent.empty()) silent += ", ";
+      silent += str_cat(std::to_string(refs->unanswered), " unknown");
+    }
+    if (!silent.empty()) {
+      message += str_cat("; not answering (hung or stopped, name unknown): ", silent);
+    }
+    return make_error(errc::not_found, std::move(message));
   }
   // Read the tree afresh: libatspi's cache of it is kept only by the events
   // it has seen, and an application that was just starting may have
