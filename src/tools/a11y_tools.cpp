@@ -375,6 +375,7 @@ void handle_scroll_app(tool_call& call) {
   if (!app) return call.fail(app.err().message);
   auto pages = arg_number(call.args, "pages", -100, false, 100);
   if (!pages) return call.fail(pages.err().message);
+  if (*pages == 0) return call.fail("Invalid argument \"pages\": 0 scrolls nothing");
   auto target = element_or_point(call);
   if (!target) return call.fail(target.err().message);
   const int clicks = std::max(1, int(std::lround(std::fabs(*pages) * kWheelClicksPerPage)));
@@ -392,7 +393,6 @@ void handle_scroll_app(tool_call& call) {
       return gesture::scroll(ctx, at, button, clicks, std::nullopt, "scrolled");
     });
   };
-  if (*pages == 0) return call.fail("Invalid argument \"pages\": 0 scrolls nothing");
   if (target->at) {
     out->app.name = *app;
     out->method = "pointer";
