@@ -574,6 +574,36 @@ class keyboard_job final : public a11y_op {
       if (auto x = calls.failed(err)) return *x;
       return false;
     }
+    // Typing replaces a selection, as keys would.
+    if (auto x = calls.before()) return *x;
+    int selections = atspi_text_get_n_selections(t.get(), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return *x;
+      err = nullptr;
+      selections = 0;
+    }
+    if (selections > 0) {
+      if (auto x = calls.before()) return *x;
+      AtspiRange* r = atspi_text_get_selection(t.get(), 0, &err);
+      if (err != nullptr) {
+        g_free(r);
+        if (auto x = calls.failed(err)) return *x;
+        return false;
+      }
+      const int start = r != nullptr ? r->start_offset : caret;
+      const int end = r != nullptr ? r->end_offset : caret;
+      g_free(r);
+      if (end > start) {
+        if (auto x = calls.before()) return *x;
+        gboolean deleted = atspi_editable_text_delete_text(et.get(), start, end, &err);
+        if (err != nullptr) {
+          if (auto x = calls.failed(err)) return *x;
+          return false;
+        }
+        if (!deleted) return false;
+        caret = start;
+      }
+    }
     if (auto x = calls.before()) return *x;
     gboolean ok = atspi_editable_text_insert_text(et.get(), caret, text_->c_str(),
                                                   int(text_->size()), &err);
