@@ -34,6 +34,7 @@ event is one line on stdout, flushed:
   added Extra                "Add Extra" added a button "Extra"
   clicked Extra
   entry TEXT                 the entry's text changed (on every change)
+  focus Name field           the entry got the keyboard focus
   spin VALUE                 the spin button's value changed (an integer)
   toggled Enabled 0|1
   expanded Details 0|1
@@ -98,6 +99,7 @@ class App:
         self.entry.set_text("hello")
         self.entry.get_accessible().set_name("Name field")
         self.entry.connect("changed", lambda e: say("entry " + e.get_text()))
+        self.entry.connect("notify::has-focus", self.on_entry_focus)
         box.pack_start(self.entry, False, False, 0)
 
         self.spin = Gtk.SpinButton.new_with_range(0, 100, 1)
@@ -162,6 +164,10 @@ class App:
                 return False
             GLib.idle_add(answer, priority=GLib.PRIORITY_LOW)
         return True
+
+    def on_entry_focus(self, entry, _pspec):
+        if entry.has_focus():
+            say("focus Name field")
 
     def on_remove(self, _button):
         if self.apply is not None:
