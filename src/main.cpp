@@ -32,7 +32,7 @@ void usage(FILE* f) {
       "Options:\n"
       "  --toolsets LIST       the toolsets tools/list offers, comma-separated, or all;\n"
       "                        computer (the 24 tools) is always on; overrides CU_TOOLSETS.\n"
-      "                        Toolsets: computer, windows, vision\n"
+      "                        Toolsets: computer, windows, vision, a11y (with libatspi)\n"
       "\n"
       "Environment:\n"
       "  DISPLAY               X display to drive (default :10)\n"

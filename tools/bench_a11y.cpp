@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -49,7 +50,7 @@ int main(int argc, char** argv) {
       got = true;
     }
   });
-  a11y thread(done);
+  a11y thread(getenv("DISPLAY") != nullptr ? getenv("DISPLAY") : ":0", done);
 
   size_t elements = 0;
   std::string text;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "a11y/app_ops.h"
+#include "a11y/app_window.h"
 #include "util/log.h"
 
 namespace cu {
@@ -27,7 +29,8 @@ std::unique_ptr<a11y_op> make_a11y_function(
   return std::make_unique<function_op>(std::move(f));
 }
 
-a11y::a11y(completion_queue& done) : done_(done), context_(g_main_context_new()) {
+a11y::a11y(std::string display, completion_queue& done)
+    : display_(std::move(display)), done_(done), context_(g_main_context_new()) {
   thread_ = std::thread(&a11y::thread_main, this);
 }
 
@@ -72,6 +75,10 @@ void a11y::thread_main() {
   // moves it here), and its blocking calls dispatch on that connection.
   g_main_context_push_thread_default(context_);
   bool connected = false;
+  // Made and destroyed on this thread: they hold libatspi objects and an
+  // X connection of this thread's.
+  app_windows windows(display_);
+  std::shared_ptr<a11y_memory> memory = make_a11y_memory();
   for (;;) {
     std::optional<a11y_job> job;
     {
@@ -115,6 +122,8 @@ void a11y::thread_main() {
       control.call_timeout_ms = job->op->call_timeout_ms;
       uint64_t seq = job->seq;
       control.cancelled = [this, seq] { return is_cancelled(seq); };
+      control.windows = &windows;
+      control.memory = memory.get();
       r = job->op->run(control);
     }
     if (is_cancelled(job->seq)) r.reset();
@@ -122,6 +131,7 @@ void a11y::thread_main() {
     std::lock_guard<std::mutex> lock(mu_);
     std::erase(cancels_, job->seq);
   }
+  memory.reset();
   g_main_context_pop_thread_default(context_);
 }
 

@@ -20,6 +20,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,7 +38,8 @@ struct a11y_job : job_header {
 
 class a11y {
  public:
-  explicit a11y(completion_queue& done);
+  // display: the X display whose windows the toolset captures and focuses.
+  a11y(std::string display, completion_queue& done);
   ~a11y();
   a11y(const a11y&) = delete;
   a11y& operator=(const a11y&) = delete;
@@ -56,6 +58,7 @@ class a11y {
   void thread_main();
   bool is_cancelled(uint64_t seq);
 
+  std::string display_;
   completion_queue& done_;
   GMainContext* context_ = nullptr;
 

@@ -23,6 +23,23 @@ bool has_state(const a11y_element& e, std::string_view nick) {
   return std::find(e.states.begin(), e.states.end(), nick) != e.states.end();
 }
 
+// Text on one line: a name or value with line breaks or quotes would
+// otherwise break the one-line-per-element form.
+void append_quoted(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      default: out += c;
+    }
+  }
+  out += '"';
+}
+
 constexpr std::string_view kShownStates[] = {"focused",  "selected", "checked",  "pressed",
                                              "expanded", "collapsed", "editable"};
 
@@ -36,14 +53,12 @@ std::string render_tree(const std::vector<a11y_element>& elements) {
     out += ' ';
     out += e.role;
     if (!e.name.empty()) {
-      out += " \"";
-      out += e.name;
-      out += '"';
+      out += ' ';
+      append_quoted(out, e.name);
     }
     if (!e.value.empty()) {
-      out += " = \"";
-      out += e.value;
-      out += '"';
+      out += " = ";
+      append_quoted(out, e.value);
     }
     std::string states;
     for (std::string_view s : kShownStates) {

@@ -60,7 +60,8 @@ struct walk_outcome {
 std::string clip_text(std::string s, size_t max);
 
 // The tree as text, one line per element indented two spaces per depth:
-// `<index> <role> "<name>" = "<value>" [states] {actions} @x,y wxh`.
+// `<index> <role> "<name>" = "<value>" [states] {actions} @x,y wxh`, the name
+// and value quoted with \n, \r, \t, \" and \\ escaped (one line each).
 // Only the states a model acts on are shown (focused, selected, checked,
 // pressed, expanded, collapsed, editable, and "disabled" for an element
 // with actions, or focusable or editable, that is not enabled); the

@@ -9,124 +9,18 @@
 
 #include "util/ascii.h"
 #include "util/str_cat.h"
+#include "a11y/atspi_util.h"
 
 namespace cu {
 
+using namespace cu::atspi;
+
 namespace {
-
-struct gobject_unref {
-  void operator()(void* p) const { g_object_unref(p); }
-};
-template <class T>
-using gobj = std::unique_ptr<T, gobject_unref>;
-
-struct gfree {
-  void operator()(void* p) const { g_free(p); }
-};
-using gstr = std::unique_ptr<char, gfree>;
-
-// One job's bus calls: each is preceded by before() and, when it fails,
-// judged by failed(): a call that waited its whole timeout is the
-// application not answering, anything else the element being gone.
-class bus_calls {
- public:
-  explicit bus_calls(const a11y_control& c) : c_(c) {}
-
-  // An error when the job is cancelled or out of time; otherwise sets the
-  // timeout of the next call to what is left, at most call_timeout_ms.
-  std::optional<error> before() {
-    if (c_.cancelled()) return make_error(errc::cancelled, "cancelled");
-    auto now = a11y_clock::now();
-    if (now >= c_.deadline) return deadline_error();
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c_.deadline - now).count();
-    timeout_ms_ = int(std::min<int64_t>(left, c_.call_timeout_ms));
-    if (timeout_ms_ < 1) timeout_ms_ = 1;
-    // The startup time (for an application still starting) is bounded the
-    // same way.
-    atspi_set_timeout(timeout_ms_, timeout_ms_);
-    started_ = now;
-    return std::nullopt;
-  }
-
-  // After a call that set err: a timeout error when the call used up its
-  // time, else nothing (the caller treats the element as gone). Frees err.
-  std::optional<error> failed(GError* err) {
-    std::string what = err != nullptr && err->message != nullptr ? err->message : "";
-    if (err != nullptr) g_error_free(err);
-    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
-    if (took.count() + 5 >= timeout_ms_) {
-      if (a11y_clock::now() >= c_.deadline) return deadline_error();
-      std::string ms = std::to_string(timeout_ms_);
-      return make_error(errc::timed_out,
-                        str_cat("the application did not answer within ", ms,
-                                " ms (is it hung or stopped?)"));
-    }
-    last_message_ = std::move(what);
-    return std::nullopt;
-  }
-
-  const std::string& last_message() const { return last_message_; }
-
-  // Whether the last call waited its whole timeout: libatspi answers some
-  // timeouts with nothing and no error (a new application that does not
-  // answer its greeting).
-  bool used_up() const {
-    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
-    return took.count() + 5 >= timeout_ms_;
-  }
-
- private:
-  error deadline_error() const {
-    return make_error(errc::timed_out, "the accessibility tree was not read before the deadline");
-  }
-
-  const a11y_control& c_;
-  int timeout_ms_ = 1000;
-  a11y_clock::time_point started_{};
-  std::string last_message_;
-};
-
-std::string take(gchar* s) {
-  gstr owned(s);
-  return s != nullptr ? std::string(s) : std::string();
-}
-
-// The state nicks of a state set ("focused", "enabled"), in enum order.
-std::vector<std::string> state_names(AtspiStateSet* set) {
-  std::vector<std::string> out;
-  if (set == nullptr) return out;
-  GArray* states = atspi_state_set_get_states(set);
-  if (states == nullptr) return out;
-  auto* klass = static_cast<GEnumClass*>(g_type_class_ref(atspi_state_type_get_type()));
-  for (guint i = 0; i < states->len; ++i) {
-    GEnumValue* v = g_enum_get_value(klass, g_array_index(states, AtspiStateType, i));
-    if (v != nullptr) out.emplace_back(v->value_nick);
-  }
-  g_type_class_unref(klass);
-  g_array_free(states, TRUE);
-  return out;
-}
-
-// The roles whose text is their value (what a user typed into them).
-bool text_is_value(AtspiRole role) {
-  return role == ATSPI_ROLE_ENTRY || role == ATSPI_ROLE_TEXT ||
-         role == ATSPI_ROLE_SPIN_BUTTON || role == ATSPI_ROLE_COMBO_BOX ||
-         role == ATSPI_ROLE_EDITBAR || role == ATSPI_ROLE_PARAGRAPH;
-}
-
-// GTK places what it has not mapped (a combo box's closed menu) at
-// G_MININT, 1x1: such an element has no frame on the screen.
-constexpr int kOffscreen = -(1 << 30);
-
-std::string number_text(double v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
 
 class walker {
  public:
-  walker(const walk_limits& limits, const a11y_control& c) : limits_(limits), calls_(c) {}
+  walker(const walk_limits& limits, const a11y_control& c, std::vector<gobj<AtspiAccessible>>* refs)
+      : limits_(limits), calls_(c), refs_(refs) {}
 
   // Reads node and, depth-first, what lies below it. An error ends the
   // whole walk (cancelled, out of time, the application hung); an element
@@ -165,6 +59,7 @@ class walker {
     int children = atspi_accessible_get_child_count(node, &err);
     if (err != nullptr) return gone(err, depth);
     out_.elements.push_back(std::move(e));
+    if (refs_ != nullptr) refs_->emplace_back(static_cast<AtspiAccessible*>(g_object_ref(node)));
     if (children > 0 && depth >= limits_.max_depth) {
       out_.truncated_depth = true;
       return std::nullopt;
@@ -272,14 +167,8 @@ class walker {
 
   const walk_limits& limits_;
   bus_calls calls_;
+  std::vector<gobj<AtspiAccessible>>* refs_;
   walk_outcome out_;
-};
-
-// The applications as (object, facts): the objects stay referenced while
-// the vector lives.
-struct app_ref {
-  gobj<AtspiAccessible> obj;
-  a11y_app facts;
 };
 
 struct app_list {
@@ -424,13 +313,14 @@ result<std::vector<a11y_app>> read_apps(const a11y_control& c) {
   return out;
 }
 
-result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
-                              const a11y_control& c) {
+namespace atspi {
+
+result<app_ref> find_app(const std::string& app, const a11y_control& c) {
   auto refs = list_app_refs(c, false);
   if (!refs) return refs.take_error();
-  AtspiAccessible* found = nullptr;
+  app_ref* found = nullptr;
   for (app_ref& r : refs->apps) {
-    if (iequals(r.facts.name, app)) found = r.obj.get();
+    if (found == nullptr && iequals(r.facts.name, app)) found = &r;
   }
   if (found == nullptr && all_digits(app)) {
     for (app_ref& r : refs->apps) {
@@ -441,14 +331,15 @@ result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
                           str_cat("the application with pid ", app,
                                   " did not answer (is it hung or stopped?)"));
       }
-      found = r.obj.get();
+      if (found == nullptr) found = &r;
     }
   }
   if (found == nullptr) {
     int matches = 0;
     for (app_ref& r : refs->apps) {
-      if (ascii_lower(r.facts.name).find(ascii_lower(app)) != std::string::npos) {
-        found = r.obj.get();
+      if (r.facts.answered &&
+          ascii_lower(r.facts.name).find(ascii_lower(app)) != std::string::npos) {
+        found = &r;
         ++matches;
       }
     }
@@ -473,14 +364,28 @@ result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
     }
     return make_error(errc::not_found, std::move(message));
   }
+  return std::move(*found);
+}
+
+result<walk_outcome> walk_tree(AtspiAccessible* root, const walk_limits& limits,
+                               const a11y_control& c, std::vector<gobj<AtspiAccessible>>* refs) {
   // Read the tree afresh: libatspi's cache of it is kept only by the events
   // it has seen, and an application that was just starting may have
   // answered with its root alone.
-  atspi_accessible_clear_cache(found);
-  walker w(limits, c);
+  atspi_accessible_clear_cache(root);
+  walker w(limits, c, refs);
   std::vector<int> path;
-  if (auto x = w.visit(found, 0, path)) return *x;
+  if (auto x = w.visit(root, 0, path)) return *x;
   return w.take_outcome();
+}
+
+}  // namespace atspi
+
+result<walk_outcome> walk_app(const std::string& app, const walk_limits& limits,
+                              const a11y_control& c) {
+  auto found = atspi::find_app(app, c);
+  if (!found) return found.take_error();
+  return atspi::walk_tree(found->obj.get(), limits, c, nullptr);
 }
 
 }  // namespace cu

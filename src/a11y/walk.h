@@ -20,6 +20,8 @@ typedef struct _GMainContext GMainContext;
 namespace cu {
 
 using a11y_clock = std::chrono::steady_clock;
+class app_windows;
+struct a11y_memory;
 
 // What bounds one job's bus calls.
 struct a11y_control {
@@ -29,6 +31,10 @@ struct a11y_control {
   int call_timeout_ms = 1000;
   // True once the job is cancelled; checked between calls.
   std::function<bool()> cancelled = [] { return false; };
+  // The a11y thread's X connection and snapshots (null in tools that only
+  // walk, such as tools/bench-a11y).
+  app_windows* windows = nullptr;
+  a11y_memory* memory = nullptr;
 };
 
 // Connects to the accessibility bus once per process (libatspi's

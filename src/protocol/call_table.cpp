@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "build_config.h"
 #include "core/json_writer.h"
+#if CU_HAVE_A11Y
+#include "a11y/a11y.h"
+#endif
 #include "protocol/loop_timer.h"
 #include "tools/registry.h"
 #include "tools/tool_call.h"
@@ -70,6 +74,28 @@ class table_tool_call final : public tool_call {
     t_.ctx_.desk.post(std::move(job));
   }
 
+  void a11y(std::unique_ptr<a11y_op> op) override {
+#if CU_HAVE_A11Y
+    if (t_.ctx_.ax == nullptr) return fail("the a11y toolset is not on");
+    done_ = true;
+    f().at = call_table::where::a11y;
+    a11y_job job;
+    job.seq = seq_;
+    job.id_json = reply_id();
+    job.op = std::move(op);
+    t_.ctx_.ax->post(std::move(job));
+#else
+    (void)op;
+    fail("this server was built without the a11y toolset (libatspi2.0-dev)");
+#endif
+  }
+
+  void then(std::function<void(tool_call&, tool_result)> next) override {
+    call_table::call_state& fl = f();
+    fl.next = std::move(next);
+    fl.next_def = &def_;
+  }
+
   void finish_after(double seconds, tool_result r) override {
     if (seconds <= 0) return finish(std::move(r));
     done_ = true;
@@ -134,8 +160,9 @@ class table_tool_call final : public tool_call {
 
  private:
   call_table::call_state& f() { return t_.calls_.at(seq_); }
-  // A batch step's completion carries its result, not an answer line.
-  std::string reply_id() { return in_batch_ ? std::string() : f().id_json; }
+  // A batch step's completion, or a step with a further one chained,
+  // carries its result, not an answer line.
+  std::string reply_id() { return in_batch_ || f().next ? std::string() : f().id_json; }
 
   call_table& t_;
   uint64_t seq_;
@@ -208,6 +235,25 @@ std::optional<tool_result> call_table::run_step(uint64_t seq, const tool_def& de
     return tool_result::failure("internal error");
   }
   return call.take_sync();
+}
+
+void call_table::run_next(uint64_t seq, std::optional<tool_result> r) {
+  call_state& f = calls_.at(seq);
+  auto next = std::move(f.next);
+  f.next = nullptr;
+  const tool_def* def = f.next_def;
+  f.at = where::here;
+  if (!r || f.cancelled) return deliver(seq, std::nullopt);
+  const bool in_batch = f.batch != nullptr;
+  table_tool_call call(*this, seq, *def, empty_args_, in_batch);
+  next(call, std::move(*r));
+  if (!call.done()) {
+    log(log_level::error, "the next step of %s finished without a result", def->name.data());
+    return deliver(seq, tool_result::failure("internal error"));
+  }
+  if (in_batch) {
+    if (auto sync = call.take_sync()) deliver(seq, std::move(sync));
+  }
 }
 
 uint64_t call_table::accept(std::string_view id_json, std::string progress_token) {
@@ -291,6 +337,7 @@ void call_table::on_completion(completion& c) {
   if (live && c.display_area) ctx_.coords.set_area(*c.display_area);
   if (c.was_input) last_input_ = std::chrono::steady_clock::now();
   if (it == calls_.end()) return;
+  if (it->second.next) return run_next(c.seq, std::move(c.result));
   if (it->second.until && c.was_capture) return until_result(c.seq, std::move(c.result));
   if (it->second.batch) {
     deliver(c.seq, std::move(c.result));
@@ -420,6 +467,11 @@ void call_table::cancel(std::string_view id_json) {
         deliver(seq, std::nullopt);
         break;
       case where::desktop: ctx_.desk.cancel(seq); break;
+#if CU_HAVE_A11Y
+      case where::a11y: ctx_.ax->cancel(seq); break;
+#else
+      case where::a11y: break;
+#endif
       // The actor stops it (a hold releases its keys at once) and sends
       // back an empty completion, which ends the call silently.
       case where::actor: ctx_.actor.cancel(seq); break;

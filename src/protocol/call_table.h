@@ -38,6 +38,8 @@
 namespace cu {
 
 struct tool_def;
+class a11y;
+class tool_call;
 
 // What the call table works with; all of it outlives the table.
 struct call_context {
@@ -49,6 +51,8 @@ struct call_context {
   capture_pool& pool;
   input_actor& actor;
   desktop& desk;
+  // The a11y thread, or null (not built, or the a11y toolset is off).
+  class a11y* ax = nullptr;
   // Whether the server is stopping (no new batch step starts then).
   std::function<bool()> stopping;
   // A call ended: backpressure may ease, and a stop may finish.
@@ -108,7 +112,7 @@ class call_table {
 
   // Where a call's work (for a batch: its current step's) is right now, so
   // a cancellation knows whom to tell.
-  enum class where { here, settle, pool, actor, desktop, timer, watch };
+  enum class where { here, settle, pool, actor, desktop, a11y, timer, watch };
 
   // screenshot_find with `until`: the find runs again each time something
   // is drawn where it searches, one at a time, until the condition holds.
@@ -144,6 +148,10 @@ class call_table {
     std::shared_ptr<rpc_group> group;
     std::unique_ptr<until_run> until;
     double progress_sent = -1;  // The last progress value sent.
+    // tool_call::then: what the result of the step under way goes to, and
+    // the tool it belongs to.
+    std::function<void(tool_call&, tool_result)> next;
+    const tool_def* next_def = nullptr;
   };
 
   uint64_t accept(std::string_view id_json, std::string progress_token);
@@ -174,6 +182,8 @@ class call_table {
   void start_until(uint64_t seq, capture_job job, bool appear, double timeout_secs);
   void until_find(uint64_t seq);
   void until_result(uint64_t seq, std::optional<tool_result> r);
+  // A chained step of call seq came back (tool_call::then).
+  void run_next(uint64_t seq, std::optional<tool_result> r);
 
   // Timers owned by the loop; stop_timer closes and frees one.
   uv_timer_t* start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire);

@@ -12,6 +12,13 @@
 #include "tools/registry.h"
 #include "tools/tool_call.h"
 #include "util/log.h"
+#if CU_HAVE_A11Y
+#include "a11y/a11y.h"
+#else
+namespace cu {
+class a11y {};  // Never made without libatspi.
+}  // namespace cu
+#endif
 
 namespace cu {
 
@@ -22,6 +29,24 @@ using simdjson::dom::element;
 using simdjson::dom::object;
 
 namespace {
+
+bool a11y_on([[maybe_unused]] const config& cfg) {
+#if CU_HAVE_A11Y
+  return has(cfg.toolsets_on, toolset::a11y);
+#else
+  return false;
+#endif
+}
+
+// The a11y thread, made only when the a11y toolset is on (it connects to
+// the accessibility bus at its first job, not here).
+std::unique_ptr<a11y> make_a11y([[maybe_unused]] const config& cfg,
+                                [[maybe_unused]] completion_queue& done) {
+#if CU_HAVE_A11Y
+  if (a11y_on(cfg)) return std::make_unique<a11y>(cfg.display, done);
+#endif
+  return nullptr;
+}
 
 // Parser capacity kept between frames; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
@@ -45,13 +70,14 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers, &generation_,
                            cfg_.format, cfg_.max_result_bytes,
                            has(cfg_.toolsets_on, toolset::windows) ||
-                               has(cfg_.toolsets_on, toolset::vision)},
+                               has(cfg_.toolsets_on, toolset::vision) || a11y_on(cfg_)},
             completions_),
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
              std::move(guard), generation_, completions_),
       desktop_(cfg_.display, generation_, completions_),
+      a11y_(make_a11y(cfg_, completions_)),
       coords_(cfg_.display, generation_),
-      calls_(call_context{loop, cfg_, out_, coords_, grants_, pool_, actor_, desktop_,
+      calls_(call_context{loop, cfg_, out_, coords_, grants_, pool_, actor_, desktop_, a11y_.get(),
                           [this] { return stopping_; },
                           [this] {
                             relieve_pressure();
@@ -64,6 +90,13 @@ server::~server() {
   pool_.stop();
   actor_.stop();
   desktop_.stop();
+  stop_a11y();
+}
+
+void server::stop_a11y() {
+#if CU_HAVE_A11Y
+  if (a11y_) a11y_->stop();
+#endif
 }
 
 int server::start(int in_fd, int out_fd) {
@@ -389,6 +422,7 @@ void server::maybe_finish_stop() {
   pool_.stop();
   actor_.stop();
   desktop_.stop();
+  stop_a11y();
   completions_.close();
   calls_.close();
   for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,8 @@
 #include "util/config.h"
 
 namespace cu {
+
+class a11y;
 
 // Backpressure. While more than kStdoutHighBytes of answers wait for the
 // client to read them (counting those held for an unfinished batch array),
@@ -89,6 +92,7 @@ class server {
   std::string initialize_result(params_t params);
 
   void begin_stop(stop_reason why);
+  void stop_a11y();
   void maybe_finish_stop();
 
   uv_loop_t* loop_;
@@ -104,6 +108,8 @@ class server {
   capture_pool pool_;
   input_actor actor_;
   desktop desktop_;
+  // The a11y thread, when built with libatspi and the a11y toolset is on.
+  std::unique_ptr<a11y> a11y_;
   coordinates coords_;
   session_grants grants_;
   call_table calls_;

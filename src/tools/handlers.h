@@ -52,6 +52,17 @@ void handle_wait_until_stable(tool_call& call);
 // text_tools.cpp: find_text (the vision toolset).
 void handle_find_text(tool_call& call);
 
+// a11y_tools.cpp: the a11y toolset (over AT-SPI).
+void handle_list_apps(tool_call& call);
+void handle_get_app_state(tool_call& call);
+void handle_a11y_click(tool_call& call);
+void handle_perform_secondary_action(tool_call& call);
+void handle_scroll_app(tool_call& call);
+void handle_a11y_drag(tool_call& call);
+void handle_type_text(tool_call& call);
+void handle_press_key(tool_call& call);
+void handle_set_value(tool_call& call);
+
 // flow_tools.cpp: the tools that order other work.
 void handle_wait(tool_call& call);
 void handle_computer_batch(tool_call& call);

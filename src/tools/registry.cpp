@@ -1,5 +1,7 @@
 #include "tools/registry.h"
 
+#include "build_config.h"
+
 #include <array>
 
 #include "core/json_writer.h"
@@ -503,7 +505,160 @@ const std::array<tool_def, 4> kVisionTools = {{
      kWaitUntilStableOut},
 }};
 
-const std::array<toolset_def, 3> kToolsets = {{
+
+// The a11y toolset: seed 004's nine tools, with its names, arguments and
+// descriptions, except `scroll`, which is the default toolset's: here it
+// is scroll_app.
+#define CU_APP_ARG(what) R"("app":{"type":"string","description":")" what R"("})"
+#define CU_ELEMENT_INDEX                                                                  \
+  R"("element_index":{"type":"integer","minimum":0,"description":"Index into the latest)" \
+  R"( get_app_state element list."})"
+#define CU_A11Y_ELEMENT_REF                                                              \
+  R"({"type":"object","properties":{"index":)" CU_INT R"(,"role":)" CU_STR R"(,"name":)" \
+  CU_STR R"(,"resolved":{"type":"string","enum":["same","path","role_and_name"],)"       \
+  R"("description":"How the element was found again: the same object, by its place in)" \
+  R"( the tree, or by its role and name."}},"required":["index","role","name"]})"
+#define CU_A11Y_APP_OUT                                                                  \
+  R"({"type":"object","properties":{"name":)" CU_STR R"(,"pid":)" CU_INT R"(,"bus_name":)" \
+  CU_STR R"(},"required":["name","pid","bus_name"]})"
+
+constexpr std::string_view kListAppsIn = R"({"type":"object","properties":{},)"
+                                         R"("additionalProperties":false})";
+constexpr std::string_view kListAppsOut =
+    R"({"type":"object","properties":{"apps":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"name":)" CU_STR R"(,"pid":)" CU_INT R"(,"bus_name":{"type":"string",)"
+    R"("description":"Its name on the accessibility bus; several applications can share)"
+    R"( a pid."},"windows":)" CU_STRINGS R"(,"answering":{"type":"boolean","description":)"
+    R"("false: it did not answer in time (hung or stopped); its name and windows are)"
+    R"( unknown."}},"required":["name","pid","bus_name","windows","answering"]}}},)"
+    R"("required":["apps"]})";
+constexpr std::string_view kGetAppStateIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG(
+        "Application name as list_apps gives it (case-insensitive; a unique part of it "
+        "will do), or its pid.")
+    R"(,"max_nodes":{"type":"integer","minimum":1,"maximum":5000,"default":2000,)"
+    R"("description":"Elements listed at most (an extension)."},"max_depth":{"type":)"
+    R"("integer","minimum":1,"maximum":64,"default":64,"description":"Depth listed at most)"
+    R"( (an extension)."}},"required":["app"],"additionalProperties":false})";
+constexpr std::string_view kGetAppStateOut =
+    R"({"type":"object","properties":{"app":)" CU_A11Y_APP_OUT
+    R"(,"snapshot":{"type":"integer","description":"This tree's id; element_index refers)"
+    R"( to the app's latest."},"window":{"anyOf":[{"type":"object","properties":{"id":)"
+    CU_STR R"(,"title":)" CU_STR R"(,"device":)" CU_RECT
+    R"(},"required":["id","title","device"]},{"type":"null"}],"description":"The X window)"
+    R"( the image shows; null: the image is the whole screen."},"image":)" CU_SIZE
+    R"(,"focused":)" CU_INT_OR_NULL R"(,"selected_text":)" CU_STR_OR_NULL
+    R"(,"elements":{"type":"array","items":{"type":"object","properties":{"index":)" CU_INT
+    R"(,"depth":)" CU_INT R"(,"role":)" CU_STR R"(,"name":)" CU_STR R"(,"value":)" CU_STR
+    R"(,"states":)" CU_STRINGS R"(,"actions":)" CU_STRINGS R"(,"frame":{"type":"object",)"
+    R"("properties":{"x":)" CU_INT R"(,"y":)" CU_INT R"(,"width":)" CU_INT R"(,"height":)"
+    CU_INT R"(},"required":["x","y","width","height"],"description":"In the image's)"
+    R"( pixels."},"device":{"type":"object","properties":{"x":)" CU_INT R"(,"y":)" CU_INT
+    R"(,"width":)" CU_INT R"(,"height":)" CU_INT R"(},"required":["x","y","width",)"
+    R"("height"],"description":"In root window pixels."}},"required":["index","depth",)"
+    R"("role","name","states","actions"]}},"truncated":{"type":"boolean","description":)"
+    R"("The limits cut the tree short."},"skipped":{"type":"integer","description":)"
+    R"("Elements that vanished while the tree was read."},"note":)" CU_STR
+    R"(},"required":["app","snapshot","window","image","focused","selected_text",)"
+    R"("elements","truncated"]})";
+constexpr std::string_view kA11yClickIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.") R"(,)"
+    CU_ELEMENT_INDEX R"(,"x":{"type":"integer","description":"X coordinate in screenshot)"
+    R"( pixels."},"y":{"type":"integer","description":"Y coordinate in screenshot pixels."},)"
+    R"("click_count":{"type":"integer","minimum":1,"maximum":3,"default":1,"description":)"
+    R"("Number of clicks (1 = single, 2 = double)."}},"required":["app"],)"
+    R"("additionalProperties":false})";
+constexpr std::string_view kA11yActionOut =
+    R"({"type":"object","properties":{"app":)" CU_STR R"(,"element":)" CU_A11Y_ELEMENT_REF
+    R"(,"method":{"type":"string","description":"How it was done: 'action' (the element's)"
+    R"( own accessible action), 'pointer' or 'keyboard' (input through XTest),)"
+    R"( 'editable_text' or 'value' (the element's interfaces)."},"action":)" CU_STR
+    R"(,"point":{"type":"object","properties":{"x":)" CU_INT R"(,"y":)" CU_INT
+    R"(},"required":["x","y"],"description":"Where the pointer acted, in root window)"
+    R"( pixels."},"value":{"type":"string","description":"set_value: the value read back)"
+    R"( afterwards."},"note":)" CU_STR R"(},"required":["app","method"]})";
+constexpr std::string_view kSecondaryActionIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.") R"(,)"
+    CU_ELEMENT_INDEX R"(,"action":{"type":"string","description":"AX action name to)"
+    R"( perform."}},"required":["app","element_index","action"],"additionalProperties":false})";
+constexpr std::string_view kScrollAppIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.") R"(,)"
+    CU_ELEMENT_INDEX R"(,"x":)" CU_INT R"(,"y":)" CU_INT
+    R"(,"pages":{"type":"number","minimum":-100,"maximum":100,"description":"Fractional page)"
+    R"( count to scroll (negative = up)."}},"required":["app","pages"],)"
+    R"("additionalProperties":false})";
+constexpr std::string_view kA11yDragIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.")
+    R"(,"from_x":)" CU_INT R"(,"from_y":)" CU_INT R"(,"to_x":)" CU_INT R"(,"to_y":)" CU_INT
+    R"(},"required":["app","from_x","from_y","to_x","to_y"],"additionalProperties":false})";
+constexpr std::string_view kTypeTextIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.")
+    R"(,"text":{"type":"string","description":"Text to type. Supports Unicode."}},)"
+    R"("required":["app","text"],"additionalProperties":false})";
+constexpr std::string_view kPressKeyIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.")
+    R"(,"key":{"type":"string","description":"Key or combo, xdotool names (Return, ctrl+c,)"
+    R"( Page_Up)."}},"required":["app","key"],"additionalProperties":false})";
+constexpr std::string_view kSetValueIn =
+    R"({"type":"object","properties":{)" CU_APP_ARG("Target application.") R"(,)"
+    CU_ELEMENT_INDEX R"(,"value":{"type":"string"}},"required":["app","element_index",)"
+    R"("value"],"additionalProperties":false})";
+
+const std::array<tool_def, 9> kA11yTools = {{
+    {"list_apps", "List accessible applications",
+     "List running and recently-used desktop applications on the current machine. Returns "
+     "each app with a bundle identifier and display name. Use this before get_app_state to "
+     "discover what is available to interact with. On Linux: the applications on the "
+     "AT-SPI accessibility bus, each with its pid, bus name and window titles.",
+     kListAppsIn, executor::a11y, kReadOnly, 0, handle_list_apps, kListAppsOut},
+    {"get_app_state", "Get an application's state",
+     "Capture the current accessibility tree and a screenshot of the given application. "
+     "Returns element_index values that subsequent actions (click, set_value, etc.) can "
+     "target. Always call this before any element-targeted action; element_index values "
+     "are valid only within the current snapshot. The tree is one line per element, "
+     "indented by depth: index, role, \"name\", = \"value\", [states], {actions}, and @x,y "
+     "wxh in the image's pixels; the image is the application's window and becomes the "
+     "coordinate session, so x/y arguments refer to it.",
+     kGetAppStateIn, executor::a11y, kReadOnly, 0, handle_get_app_state, kGetAppStateOut},
+    {"click", "Click an element",
+     "Left-click a target. Prefer element_index from a recent get_app_state result. Fall "
+     "back to x/y screenshot pixel coordinates only when no AX element matches the target. "
+     "By index, the element's own click action is used when it has one; otherwise the "
+     "pointer clicks its center.",
+     kA11yClickIn, executor::a11y, kInput, 0, handle_a11y_click, kA11yActionOut},
+    {"perform_secondary_action", "Perform an element's action",
+     "Perform a non-click semantic action exposed by the target AX element (e.g. "
+     "\"Raise\", \"ShowMenu\"). Returns an error if the action is not valid for the "
+     "element. On Linux the names are AT-SPI's (\"activate\", \"expand or contract\", "
+     "\"press\"), as get_app_state lists them in braces.",
+     kSecondaryActionIn, executor::a11y, kInput, 0, handle_perform_secondary_action,
+     kA11yActionOut},
+    {"scroll_app", "Scroll in an application",
+     "Scroll inside the target element or at the given coordinates. `pages` is a "
+     "fractional page count (positive = down, negative = up). The a11y toolset's `scroll` "
+     "(renamed: `scroll` is the default toolset's tool); a page is 5 wheel clicks.",
+     kScrollAppIn, executor::a11y, kInput, 0, handle_scroll_app, kA11yActionOut},
+    {"drag", "Drag in an application",
+     "Drag from one coordinate pair to another inside the target application window. "
+     "Coordinates are in screenshot pixels.",
+     kA11yDragIn, executor::input, kInput, 0, handle_a11y_drag, kA11yActionOut},
+    {"type_text", "Type text into an application",
+     "Type text into the currently-focused text input of the target application. Click "
+     "the input area first if it is not focused. For unfocused text fields, prefer "
+     "set_value instead.",
+     kTypeTextIn, executor::a11y, kInput, 0, handle_type_text, kA11yActionOut},
+    {"press_key", "Press a key in an application",
+     "Press a keyboard key or combo against the target application. Key names follow "
+     "xdotool conventions (e.g. \"Return\", \"BackSpace\", \"cmd+c\", \"Page_Up\"). The "
+     "application's window is focused first.",
+     kPressKeyIn, executor::a11y, kInput, 0, handle_press_key, kA11yActionOut},
+    {"set_value", "Set an element's value",
+     "Directly set the value of a settable AX element (text fields, sliders, etc.). "
+     "Returns an error if the target is not settable.",
+     kSetValueIn, executor::a11y, kInputIdempotent, 0, handle_set_value, kA11yActionOut},
+}};
+
+const std::array<toolset_def, 4> kToolsets = {{
     {toolset::computer, "computer",
      "The contract's 24 tools: screenshots, pointer, keyboard, clipboard, session, batch",
      kComputerTools},
@@ -514,6 +669,10 @@ const std::array<toolset_def, 3> kToolsets = {{
      "Find a template image or text on the screen, in image pixels ready to click; wait "
      "for the screen to change or to settle",
      kVisionTools},
+    {toolset::a11y, "a11y",
+     "Drive applications through their accessibility tree (AT-SPI): list them, read an "
+     "app's elements with a screenshot of its window, act on elements by index",
+     kA11yTools},
 }};
 
 // The step-name enum of computer_batch's schema, as the registry writes it.
@@ -523,9 +682,13 @@ constexpr std::string_view kStepNamesText = CU_STEP_NAMES;
 
 std::span<const toolset_def> all_toolsets() { return kToolsets; }
 
+bool toolset_built(toolset t) { return t != toolset::a11y || CU_HAVE_A11Y; }
+
 toolset_mask every_toolset() {
   toolset_mask m = 0;
-  for (const toolset_def& t : kToolsets) m |= mask_of(t.id);
+  for (const toolset_def& t : kToolsets) {
+    if (toolset_built(t.id)) m |= mask_of(t.id);
+  }
   return m;
 }
 
@@ -556,6 +719,11 @@ result<toolset_mask> parse_toolsets(std::string_view text) {
                           str_cat(name.empty() ? std::string("an empty toolset name")
                                                : str_cat("unknown toolset ", shown),
                                   " in \"", text, "\": the toolsets are ", known()));
+      }
+      if (!toolset_built(found->id)) {
+        return make_error(errc::invalid_argument,
+                          str_cat("the toolset ", name, " is not built into this server (the a11y"
+                                  " toolset needs libatspi2.0-dev at build time)"));
       }
       m |= mask_of(found->id);
     }
@@ -717,6 +885,7 @@ const char* executor_name(executor e) {
     case executor::input: return "input actor";
     case executor::capture: return "capture pool";
     case executor::desktop: return "desktop thread";
+    case executor::a11y: return "a11y thread";
   }
   return "?";
 }

@@ -17,7 +17,7 @@ namespace cu {
 class tool_call;
 
 // Where a tool's work runs once its handler has validated the arguments.
-enum class executor { loop, input, capture, desktop };
+enum class executor { loop, input, capture, desktop, a11y };
 
 // MCP tool annotations (hints for the host; truthful, not a security boundary).
 struct tool_annotations {
@@ -44,7 +44,7 @@ struct tool_def {
 // A group of tools switched on together (CU_TOOLSETS, --toolsets).
 // `computer` is the contract's 24 tools and is always on; the others add
 // tools, and never rename or change the 24.
-enum class toolset : uint8_t { computer, windows, vision };
+enum class toolset : uint8_t { computer, windows, vision, a11y };
 
 // A set of toolsets, one bit per toolset.
 using toolset_mask = uint32_t;
@@ -62,8 +62,11 @@ struct toolset_def {
 // Every toolset, in tools/list order (computer first).
 std::span<const toolset_def> all_toolsets();
 
-// Every toolset built.
+// Every toolset built (a11y only with libatspi).
 toolset_mask every_toolset();
+
+// Whether this server was built with toolset t.
+bool toolset_built(toolset t);
 
 // CU_TOOLSETS or --toolsets: toolset names separated by commas (spaces
 // around them ignored), or "all". computer is always in the result. An

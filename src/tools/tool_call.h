@@ -21,6 +21,10 @@
 #include "desktop/desktop_op.h"
 
 namespace cu {
+class a11y_op;
+}
+
+namespace cu {
 
 // One tools/call (or computer_batch step) in progress. Exactly one of the
 // completing functions (finish, capture, input, desktop, finish_after,
@@ -50,6 +54,18 @@ class tool_call {
 
   // Completes the call on the desktop thread with op's result.
   virtual void desktop(std::unique_ptr<desktop_op> op) = 0;
+
+  // Completes the call on the a11y thread with op's result (the a11y
+  // toolset; only when the server was built with libatspi).
+  virtual void a11y(std::unique_ptr<a11y_op> op) = 0;
+
+  // Chains a further step: the completing function called next (capture,
+  // input, desktop, a11y) does not end the call; its result goes to next,
+  // which runs on the loop thread with a call of its own (no arguments)
+  // and must call one completing function of that call, which may chain
+  // again. Call it before the completing function. A cancellation while
+  // the step runs ends the call unanswered, and next never runs.
+  virtual void then(std::function<void(tool_call&, tool_result)> next) = 0;
 
   // Completes the call with r after seconds, on a loop timer (wait). A
   // cancellation ends it at once; stdin EOF ends it early with an error.

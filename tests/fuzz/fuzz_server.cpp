@@ -90,6 +90,11 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("XDG_DATA_HOME", make_dir(g_dir + "/data-home").c_str(), 1);
   setenv("HOME", make_dir(g_dir + "/home").c_str(), 1);
   setenv("DISPLAY", "fuzz", 1);
+  // No accessibility bus: the a11y toolset's jobs are refused at once, and
+  // nothing is launched (libdbus would autolaunch a session bus).
+  for (const char* bus : {"DBUS_SESSION_BUS_ADDRESS", "AT_SPI_BUS_ADDRESS", "XDG_RUNTIME_DIR"}) {
+    unsetenv(bus);
+  }
   setenv("XAUTHORITY", (g_dir + "/no-xauthority").c_str(), 1);
 
   g_cfg.display = "fuzz";  // No colon: xcb refuses the name before any socket.

@@ -54,3 +54,12 @@ TEST_CASE("render_tree says disabled only of an element one could otherwise use"
         "0 push button \"Close\" [disabled] {click}\n"
         "1 panel\n");
 }
+
+TEST_CASE("render_tree keeps an element on one line whatever its text holds") {
+  a11y_element view;
+  view.role = "text";
+  view.name = "say \"hi\"";
+  view.value = "line one\nline two\ttab \\ end";
+  CHECK(render_tree({view}) ==
+        "0 text \"say \\\"hi\\\"\" = \"line one\\nline two\\ttab \\\\ end\"\n");
+}

@@ -166,8 +166,10 @@ unset NO_AT_BRIDGE
 export QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 GNOME_ACCESSIBILITY=1
 say "accessibility bus: $a11y_address"
 
-# COMMAND runs in the background so the traps above still run on a signal.
-"$@" &
+# COMMAND runs in the background so the traps above still run on a signal;
+# it keeps our stdin (a background job would otherwise get /dev/null: the
+# server's stdin is the MCP protocol).
+"$@" <&0 &
 child=$!
 wait "$child"
 status=$?

@@ -28,6 +28,10 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
   strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr
   libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin gtk-3-examples python3-pyatspi"
+# The a11y toolset at run time (tools/run, when it is asked for): libatspi
+# to build it in, and the accessibility bus tools/lib/a11y-session.sh starts
+# (the bus launcher and registry, dbus-run-session, dbus-send).
+CU_PKGS_A11Y="libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin"
 # The fuzz target (tests/fuzz, tools/fuzz): clang with libFuzzer and the
 # sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
 # pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.
@@ -93,4 +97,21 @@ cu_build() {
 # cu_display_reachable DISPLAY: whether an X server answers there.
 cu_display_reachable() {
   DISPLAY=$1 xdpyinfo >/dev/null 2>&1
+}
+
+# cu_wants_a11y ARGS...: whether CU_TOOLSETS, or a --toolsets among ARGS
+# (the server's own arguments), names the a11y toolset or all.
+cu_wants_a11y() {
+  local list=${CU_TOOLSETS:-}
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --toolsets) list=${2:-} && shift ;;
+    --toolsets=*) list=${1#--toolsets=} ;;
+    esac
+    shift
+  done
+  case ",${list// /}," in
+  *,a11y,* | *,all,*) return 0 ;;
+  esac
+  return 1
 }

@@ -1,0 +1,662 @@
+#include "a11y/app_ops.h"
+
+#include <atspi/atspi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+#include "a11y/atspi_util.h"
+#include "core/json_writer.h"
+#include "util/str_cat.h"
+
+namespace cu {
+
+using namespace cu::atspi;
+
+// An application's latest snapshot: the elements as the caller saw them,
+// with their objects, so an index is applied to the element it named.
+struct a11y_snapshot {
+  uint64_t id = 0;
+  std::vector<a11y_element> elements;
+  std::vector<gobj<AtspiAccessible>> objects;  // By index.
+  size_t max_text = 200;  // How names were cut, to compare them again.
+};
+
+struct a11y_memory {
+  uint64_t next_snapshot = 0;
+  // By the application's bus name (several applications may share a pid).
+  std::map<std::string, a11y_snapshot> snapshots;
+};
+
+std::shared_ptr<a11y_memory> make_a11y_memory() { return std::make_shared<a11y_memory>(); }
+
+namespace {
+
+class function_job final : public a11y_op {
+ public:
+  using body = std::function<std::optional<tool_result>(const a11y_control&)>;
+  explicit function_job(body f) : f_(std::move(f)) {}
+  std::optional<tool_result> run(const a11y_control& c) override {
+    if (c.cancelled()) return std::nullopt;
+    return f_(c);
+  }
+
+ private:
+  body f_;
+};
+
+std::optional<tool_result> fail(const error& e) {
+  if (e.code == errc::cancelled) return std::nullopt;
+  return tool_result::failure(e.message);
+}
+
+bool has_state(const a11y_element& e, std::string_view s) {
+  return std::find(e.states.begin(), e.states.end(), s) != e.states.end();
+}
+
+// The top-level windows of a walk (depth 1), as hints for X.
+std::vector<a11y_window_hint> window_hints(const walk_outcome& w) {
+  std::vector<a11y_window_hint> out;
+  for (const a11y_element& e : w.elements) {
+    if (e.depth != 1) continue;
+    if (!has_state(e, "showing") && !has_state(e, "visible")) continue;
+    out.push_back(a11y_window_hint{e.name, e.frame, has_state(e, "active")});
+  }
+  return out;
+}
+
+// The selected text of the element obj (its first selection), if any.
+std::optional<std::string> selected_text(AtspiAccessible* obj, bus_calls& calls, size_t max) {
+  if (calls.before()) return std::nullopt;
+  gobj<AtspiText> t{atspi_accessible_get_text_iface(obj)};
+  if (!t) return std::nullopt;
+  GError* err = nullptr;
+  if (calls.before()) return std::nullopt;
+  int n = atspi_text_get_n_selections(t.get(), &err);
+  if (err != nullptr || n <= 0) {
+    if (err != nullptr) g_error_free(err);
+    return std::nullopt;
+  }
+  if (calls.before()) return std::nullopt;
+  AtspiRange* r = atspi_text_get_selection(t.get(), 0, &err);
+  if (err != nullptr || r == nullptr) {
+    if (err != nullptr) g_error_free(err);
+    g_free(r);
+    return std::nullopt;
+  }
+  int start = r->start_offset, end = r->end_offset;
+  g_free(r);
+  if (end <= start) return std::nullopt;
+  if (calls.before()) return std::nullopt;
+  std::string s = take(atspi_text_get_text(t.get(), start, end, &err));
+  if (err != nullptr) {
+    g_error_free(err);
+    return std::nullopt;
+  }
+  return clip_text(std::move(s), max);
+}
+
+// A live element found again, with what is read of it now.
+struct live_element {
+  gobj<AtspiAccessible> obj;
+  a11y_element_ref ref;
+  std::vector<std::string> actions;
+  std::vector<std::string> states;
+  std::optional<rect> frame;
+};
+
+// Whether obj is now an element of this role and name (its properties read
+// afresh: libatspi's cache would still answer for a destroyed widget).
+// An error only when the application did not answer.
+result<bool> is_element(AtspiAccessible* obj, const a11y_element& want, size_t max_text,
+                        bus_calls& calls) {
+  atspi_accessible_clear_cache(obj);
+  GError* err = nullptr;
+  if (auto x = calls.before()) return *x;
+  std::string role = take(atspi_accessible_get_role_name(obj, &err));
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return *x;
+    return false;
+  }
+  if (calls.used_up()) return calls.failed(nullptr).value_or(make_error(errc::timed_out, "timed out"));
+  if (role != want.role) return false;
+  if (auto x = calls.before()) return *x;
+  std::string name = clip_text(take(atspi_accessible_get_name(obj, &err)), max_text);
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return *x;
+    return false;
+  }
+  if (name != want.name) return false;
+  if (auto x = calls.before()) return *x;
+  gobj<AtspiStateSet> set(atspi_accessible_get_state_set(obj));
+  if (set && atspi_state_set_contains(set.get(), ATSPI_STATE_DEFUNCT)) return false;
+  return true;
+}
+
+// Reads what acting on an element needs: its actions, states and frame.
+std::optional<error> read_live(live_element& e, bus_calls& calls) {
+  GError* err = nullptr;
+  if (auto x = calls.before()) return x;
+  {
+    gobj<AtspiStateSet> set(atspi_accessible_get_state_set(e.obj.get()));
+    e.states = state_names(set.get());
+  }
+  if (auto x = calls.before()) return x;
+  if (gobj<AtspiAction> a{atspi_accessible_get_action_iface(e.obj.get())}) {
+    if (auto x = calls.before()) return x;
+    int n = atspi_action_get_n_actions(a.get(), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return x;
+      err = nullptr;
+      n = 0;
+    }
+    for (int i = 0; i < n; ++i) {
+      if (auto x = calls.before()) return x;
+      std::string name = take(atspi_action_get_action_name(a.get(), i, &err));
+      if (err != nullptr) {
+        if (auto x = calls.failed(err)) return x;
+        err = nullptr;
+        continue;
+      }
+      e.actions.push_back(std::move(name));
+    }
+  }
+  if (auto x = calls.before()) return x;
+  if (gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(e.obj.get())}) {
+    if (auto x = calls.before()) return x;
+    AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return x;
+    } else if (r != nullptr && r->width > 0 && r->height > 0 && r->x > kOffscreen &&
+               r->y > kOffscreen) {
+      e.frame = rect{r->x, r->y, r->width, r->height};
+    }
+    g_free(r);
+  }
+  return std::nullopt;
+}
+
+std::string element_text(const a11y_element& e) {
+  std::string s = str_cat(std::to_string(e.index), " (", e.role, " \"", e.name, "\")");
+  return s;
+}
+
+// Element index of app's latest snapshot, found again: its own object when
+// that is still this element, else the element at its place in the tree,
+// else the one element of its role and name. Otherwise refused: an index
+// is never applied to another element.
+result<live_element> resolve(const app_ref& app, int index, const a11y_control& c,
+                             bus_calls& calls) {
+  auto it = c.memory->snapshots.find(app.facts.bus_name);
+  if (it == c.memory->snapshots.end()) {
+    return make_error(errc::invalid_argument,
+                      str_cat("no snapshot of ", app.facts.name,
+                              " yet: call get_app_state first; element_index refers to its "
+                              "elements"));
+  }
+  a11y_snapshot& snap = it->second;
+  if (index < 0 || size_t(index) >= snap.elements.size()) {
+    return make_error(errc::invalid_argument,
+                      str_cat("Invalid argument \"element_index\": ", std::to_string(index),
+                              " is not in ", app.facts.name, "'s snapshot ",
+                              std::to_string(snap.id), ", which has elements 0 to ",
+                              std::to_string(int(snap.elements.size()) - 1)));
+  }
+  const a11y_element& want = snap.elements[size_t(index)];
+  live_element out;
+  out.ref = a11y_element_ref{index, want.role, want.name, ""};
+  auto found = is_element(snap.objects[size_t(index)].get(), want, snap.max_text, calls);
+  if (!found) return found.take_error();
+  if (*found) {
+    out.obj.reset(static_cast<AtspiAccessible*>(g_object_ref(snap.objects[size_t(index)].get())));
+    out.ref.resolved = "same";
+  }
+  if (!out.obj) {
+    // Its place in the tree, from the application down.
+    gobj<AtspiAccessible> node(static_cast<AtspiAccessible*>(g_object_ref(app.obj.get())));
+    atspi_accessible_clear_cache(node.get());
+    bool reached = true;
+    for (int step : want.path) {
+      GError* err = nullptr;
+      if (auto x = calls.before()) return *x;
+      gobj<AtspiAccessible> child(atspi_accessible_get_child_at_index(node.get(), step, &err));
+      if (err != nullptr || !child) {
+        if (auto x = calls.failed(err)) return *x;
+        reached = false;
+        break;
+      }
+      node = std::move(child);
+    }
+    if (reached) {
+      auto same = is_element(node.get(), want, snap.max_text, calls);
+      if (!same) return same.take_error();
+      if (*same) {
+        out.obj = std::move(node);
+        out.ref.resolved = "path";
+      }
+    }
+  }
+  if (!out.obj) {
+    // The one element of its role and name, anywhere in the tree now.
+    walk_limits limits;
+    limits.max_text = snap.max_text;
+    std::vector<gobj<AtspiAccessible>> objects;
+    auto tree = walk_tree(app.obj.get(), limits, c, &objects);
+    if (!tree) return tree.take_error();
+    int matches = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < tree->elements.size(); ++i) {
+      const a11y_element& e = tree->elements[i];
+      if (e.role == want.role && e.name == want.name && !want.name.empty()) {
+        ++matches;
+        at = i;
+      }
+    }
+    if (matches == 1) {
+      out.obj = std::move(objects[at]);
+      out.ref.resolved = "role_and_name";
+    } else if (matches > 1) {
+      return make_error(errc::not_found,
+                        str_cat("element ", element_text(want), " of snapshot ",
+                                std::to_string(snap.id),
+                                " is not where it was, and ", std::to_string(matches),
+                                " elements now have its role and name; call get_app_state "
+                                "again and use the new index"));
+    }
+  }
+  if (!out.obj) {
+    return make_error(errc::not_found,
+                      str_cat("element ", element_text(want), " of snapshot ",
+                              std::to_string(snap.id), " is gone from ", app.facts.name,
+                              " (the window changed); call get_app_state again"));
+  }
+  if (auto x = read_live(out, calls)) return *x;
+  return out;
+}
+
+// The actions a click is: GTK's "click", others' "press", "activate",
+// "toggle", "jump" (links).
+int click_action(const std::vector<std::string>& actions) {
+  for (std::string_view want : {"click", "press", "activate", "toggle", "jump"}) {
+    for (size_t i = 0; i < actions.size(); ++i) {
+      if (actions[i] == want) return int(i);
+    }
+  }
+  return -1;
+}
+
+std::string actions_text(const std::vector<std::string>& actions) {
+  if (actions.empty()) return "none";
+  std::string s;
+  for (const std::string& a : actions) {
+    if (!s.empty()) s += ", ";
+    s += "\"" + a + "\"";
+  }
+  return s;
+}
+
+std::optional<error> do_action(live_element& e, int i, bus_calls& calls) {
+  if (auto x = calls.before()) return x;
+  gobj<AtspiAction> a{atspi_accessible_get_action_iface(e.obj.get())};
+  if (!a) return make_error(errc::not_found, "the element has no actions now");
+  GError* err = nullptr;
+  if (auto x = calls.before()) return x;
+  gboolean ok = atspi_action_do_action(a.get(), i, &err);
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return x;
+    return make_error(errc::x_failed, str_cat("the action failed: ", calls.last_message()));
+  }
+  if (!ok) return make_error(errc::x_failed, "the application refused the action");
+  return std::nullopt;
+}
+
+// set_value: through EditableText (text fields), else Value (numbers).
+std::optional<error> set_element_value(live_element& e, const std::string& value,
+                                       a11y_outcome& out, bus_calls& calls) {
+  GError* err = nullptr;
+  const bool editable = std::find(e.states.begin(), e.states.end(), "editable") != e.states.end();
+  if (auto x = calls.before()) return x;
+  gobj<AtspiEditableText> et{atspi_accessible_get_editable_text_iface(e.obj.get())};
+  gobj<AtspiValue> v;
+  if (auto x = calls.before()) return x;
+  v.reset(atspi_accessible_get_value_iface(e.obj.get()));
+  if (v) {
+    char* end = nullptr;
+    double d = strtod(value.c_str(), &end);
+    if (value.empty() || end == value.c_str() || *end != '\0') {
+      if (!(et && editable)) {
+        return make_error(errc::invalid_argument,
+                          str_cat("Invalid argument \"value\": element ",
+                                  std::to_string(e.ref.index), " (", e.ref.role, " \"",
+                                  e.ref.name, "\") takes a number, got \"", value, "\""));
+      }
+    } else {
+      if (auto x = calls.before()) return x;
+      double lo = atspi_value_get_minimum_value(v.get(), &err);
+      if (err != nullptr) { g_error_free(err); err = nullptr; lo = -1e300; }
+      if (auto x = calls.before()) return x;
+      double hi = atspi_value_get_maximum_value(v.get(), &err);
+      if (err != nullptr) { g_error_free(err); err = nullptr; hi = 1e300; }
+      if (d < lo || d > hi) {
+        return make_error(errc::invalid_argument,
+                          str_cat("Invalid argument \"value\": ", value, " is outside ",
+                                  number_text(lo), " to ", number_text(hi)));
+      }
+      if (auto x = calls.before()) return x;
+      gboolean ok = atspi_value_set_current_value(v.get(), d, &err);
+      if (err != nullptr) {
+        if (auto x = calls.failed(err)) return x;
+        return make_error(errc::x_failed, str_cat("setting the value failed: ", calls.last_message()));
+      }
+      if (!ok) return make_error(errc::x_failed, "the application refused the value");
+      if (auto x = calls.before()) return x;
+      double now = atspi_value_get_current_value(v.get(), &err);
+      if (err != nullptr) {
+        g_error_free(err);
+        err = nullptr;
+      } else {
+        out.value = number_text(now);
+      }
+      out.method = "value";
+      return std::nullopt;
+    }
+  }
+  if (et && editable) {
+    if (auto x = calls.before()) return x;
+    gboolean ok = atspi_editable_text_set_text_contents(et.get(), value.c_str(), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return x;
+      return make_error(errc::x_failed, str_cat("setting the text failed: ", calls.last_message()));
+    }
+    if (!ok) return make_error(errc::x_failed, "the application refused the text");
+    if (auto x = calls.before()) return x;
+    if (gobj<AtspiText> t{atspi_accessible_get_text_iface(e.obj.get())}) {
+      if (auto x = calls.before()) return x;
+      out.value = take(atspi_text_get_text(t.get(), 0, -1, &err));
+      if (err != nullptr) g_error_free(err);
+    }
+    out.method = "editable_text";
+    return std::nullopt;
+  }
+  return make_error(errc::invalid_argument,
+                    str_cat("element ", std::to_string(e.ref.index), " (", e.ref.role, " \"",
+                            e.ref.name, "\") is not settable: it has no editable text",
+                            et ? " (it is read-only)" : "", " and no value"));
+}
+
+class element_job final : public a11y_op {
+ public:
+  element_job(std::string app, element_request req, std::shared_ptr<a11y_outcome> out)
+      : app_(std::move(app)), req_(std::move(req)), out_(std::move(out)) {}
+
+  std::optional<tool_result> run(const a11y_control& c) override {
+    auto app = find_app(app_, c);
+    if (!app) return fail(app.err());
+    out_->app = app->facts;
+    bus_calls calls(c);
+    auto e = resolve(*app, req_.index, c, calls);
+    if (!e) return fail(e.err());
+    out_->element = e->ref;
+    switch (req_.what) {
+      case element_request::kind::click: {
+        int i = req_.click_count == 1 ? click_action(e->actions) : -1;
+        if (i >= 0) {
+          if (auto x = do_action(*e, i, calls)) return fail(*x);
+          out_->method = "action";
+          out_->action = e->actions[size_t(i)];
+          return tool_result::text("");
+        }
+        return at_center(*e);
+      }
+      case element_request::kind::locate: return at_center(*e);
+      case element_request::kind::secondary: {
+        auto it = std::find(e->actions.begin(), e->actions.end(), req_.action);
+        if (it == e->actions.end()) {
+          return tool_result::failure(
+              str_cat("element ", std::to_string(e->ref.index), " (", e->ref.role, " \"",
+                      e->ref.name, "\") has no action \"", req_.action, "\"; its actions: ",
+                      actions_text(e->actions)));
+        }
+        if (auto x = do_action(*e, int(it - e->actions.begin()), calls)) return fail(*x);
+        out_->method = "action";
+        out_->action = req_.action;
+        return tool_result::text("");
+      }
+      case element_request::kind::set_value: {
+        if (auto x = set_element_value(*e, req_.value, *out_, calls)) return fail(*x);
+        return tool_result::text("");
+      }
+    }
+    return tool_result::failure("internal error");
+  }
+
+ private:
+  std::optional<tool_result> at_center(const live_element& e) {
+    if (!e.frame) {
+      return tool_result::failure(str_cat("element ", std::to_string(e.ref.index), " (", e.ref.role,
+                                          " \"", e.ref.name,
+                                          "\") is not on the screen (no frame): it cannot be "
+                                          "clicked or scrolled by the pointer"));
+    }
+    out_->method = "pointer";
+    out_->pointer = point{e.frame->x + e.frame->w / 2, e.frame->y + e.frame->h / 2};
+    return tool_result::text("");
+  }
+
+  std::string app_;
+  element_request req_;
+  std::shared_ptr<a11y_outcome> out_;
+};
+
+// The focused element of app, looked for among what is showing.
+result<gobj<AtspiAccessible>> find_focused(AtspiAccessible* node, int depth, bus_calls& calls) {
+  GError* err = nullptr;
+  if (auto x = calls.before()) return *x;
+  gobj<AtspiStateSet> set(atspi_accessible_get_state_set(node));
+  if (depth > 0) {
+    if (set && atspi_state_set_contains(set.get(), ATSPI_STATE_FOCUSED)) {
+      return gobj<AtspiAccessible>(static_cast<AtspiAccessible*>(g_object_ref(node)));
+    }
+    if (!set || (!atspi_state_set_contains(set.get(), ATSPI_STATE_SHOWING) && depth > 1)) {
+      return gobj<AtspiAccessible>();
+    }
+  }
+  if (depth > 64) return gobj<AtspiAccessible>();
+  if (auto x = calls.before()) return *x;
+  int n = atspi_accessible_get_child_count(node, &err);
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return *x;
+    return gobj<AtspiAccessible>();
+  }
+  for (int i = 0; i < n && i < 4096; ++i) {
+    if (auto x = calls.before()) return *x;
+    gobj<AtspiAccessible> child(atspi_accessible_get_child_at_index(node, i, &err));
+    if (err != nullptr || !child) {
+      if (auto x = calls.failed(err)) return *x;
+      err = nullptr;
+      continue;
+    }
+    auto f = find_focused(child.get(), depth + 1, calls);
+    if (!f) return f;
+    if (*f) return f;
+  }
+  return gobj<AtspiAccessible>();
+}
+
+class keyboard_job final : public a11y_op {
+ public:
+  keyboard_job(std::string app, std::optional<std::string> text, std::shared_ptr<a11y_outcome> out)
+      : app_(std::move(app)), text_(std::move(text)), out_(std::move(out)) {}
+
+  std::optional<tool_result> run(const a11y_control& c) override {
+    auto app = find_app(app_, c);
+    if (!app) return fail(app.err());
+    out_->app = app->facts;
+    bus_calls calls(c);
+    if (text_) {
+      atspi_accessible_clear_cache(app->obj.get());
+      auto focused = find_focused(app->obj.get(), 0, calls);
+      if (!focused) return fail(focused.err());
+      if (*focused) {
+        auto done = insert_text(focused->get(), calls);
+        if (!done) return fail(done.err());
+        if (*done) return tool_result::text("");
+      }
+    }
+    // The keys go through the input actor, to app's window.
+    std::vector<a11y_window_hint> hints;
+    GError* err = nullptr;
+    if (auto x = calls.before()) return fail(*x);
+    int n = atspi_accessible_get_child_count(app->obj.get(), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return fail(*x);
+      n = 0;
+    }
+    for (int i = 0; i < n && i < 64; ++i) {
+      if (auto x = calls.before()) return fail(*x);
+      gobj<AtspiAccessible> w(atspi_accessible_get_child_at_index(app->obj.get(), i, &err));
+      if (err != nullptr || !w) {
+        if (auto x = calls.failed(err)) return fail(*x);
+        err = nullptr;
+        continue;
+      }
+      live_element le;
+      le.obj = std::move(w);
+      if (auto x = read_live(le, calls)) return fail(*x);
+      if (auto x = calls.before()) return fail(*x);
+      std::string title = take(atspi_accessible_get_name(le.obj.get(), &err));
+      if (err != nullptr) {
+        g_error_free(err);
+        err = nullptr;
+      }
+      auto st = [&](const char* s) {
+        return std::find(le.states.begin(), le.states.end(), s) != le.states.end();
+      };
+      if (!st("showing") && !st("visible")) continue;
+      hints.push_back(a11y_window_hint{title, le.frame, st("active")});
+    }
+    auto win = c.windows->find(app->facts.pid, hints);
+    if (!win) return fail(win.err());
+    if (!*win) {
+      return tool_result::failure(str_cat(app->facts.name, " (pid ", std::to_string(app->facts.pid),
+                                          ") has no window on this X display to send keys to"));
+    }
+    auto focused = c.windows->focus((*win)->id);
+    if (!focused) return fail(focused.err());
+    if (!*focused) {
+      return tool_result::failure(str_cat("could not give ", app->facts.name, "'s window \"",
+                                          (*win)->title, "\" the keyboard focus; nothing was typed"));
+    }
+    out_->method = "keyboard";
+    out_->window = (*win)->id;
+    return tool_result::text("");
+  }
+
+ private:
+  // Inserts text at the caret of focused when it is editable text. False:
+  // it is not (the keyboard then types it).
+  result<bool> insert_text(AtspiAccessible* focused, bus_calls& calls) {
+    if (auto x = calls.before()) return *x;
+    gobj<AtspiStateSet> set(atspi_accessible_get_state_set(focused));
+    if (!set || !atspi_state_set_contains(set.get(), ATSPI_STATE_EDITABLE)) return false;
+    if (auto x = calls.before()) return *x;
+    gobj<AtspiEditableText> et{atspi_accessible_get_editable_text_iface(focused)};
+    gobj<AtspiText> t{atspi_accessible_get_text_iface(focused)};
+    if (!et || !t) return false;
+    GError* err = nullptr;
+    if (auto x = calls.before()) return *x;
+    int caret = atspi_text_get_caret_offset(t.get(), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return *x;
+      return false;
+    }
+    if (auto x = calls.before()) return *x;
+    gboolean ok = atspi_editable_text_insert_text(et.get(), caret, text_->c_str(),
+                                                  int(text_->size()), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return *x;
+      return false;
+    }
+    if (!ok) return false;
+    live_element le;
+    le.obj.reset(static_cast<AtspiAccessible*>(g_object_ref(focused)));
+    if (auto x = calls.before()) return *x;
+    std::string role = take(atspi_accessible_get_role_name(focused, &err));
+    if (err != nullptr) {
+      g_error_free(err);
+      err = nullptr;
+    }
+    std::string name = take(atspi_accessible_get_name(focused, &err));
+    if (err != nullptr) g_error_free(err);
+    out_->element = a11y_element_ref{-1, role, clip_text(name, 200), "focused"};
+    out_->method = "editable_text";
+    return true;
+  }
+
+  std::string app_;
+  std::optional<std::string> text_;
+  std::shared_ptr<a11y_outcome> out_;
+};
+
+}  // namespace
+
+std::unique_ptr<a11y_op> make_list_apps() {
+  return std::make_unique<function_job>([](const a11y_control& c) -> std::optional<tool_result> {
+    auto apps = read_apps(c);
+    if (!apps) return fail(apps.err());
+    std::string json;
+  json_writer j(json);
+    j.begin_object().key("apps").begin_array();
+    for (const a11y_app& a : *apps) {
+      j.begin_object().key("name").string(a.name).key("pid").number(int64_t(a.pid));
+      j.key("bus_name").string(a.bus_name).key("windows").begin_array();
+      for (const std::string& w : a.windows) j.string(w);
+      j.end_array().key("answering").boolean(a.answered).end_object();
+    }
+    j.end_array().end_object();
+    return tool_result::json(std::move(json));
+  });
+}
+
+std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
+                                            std::shared_ptr<a11y_app_state> out) {
+  return std::make_unique<function_job>(
+      [app = std::move(app), limits, out](const a11y_control& c) -> std::optional<tool_result> {
+        auto found = find_app(app, c);
+        if (!found) return fail(found.err());
+        a11y_snapshot snap;
+        snap.max_text = limits.max_text;
+        auto tree = walk_tree(found->obj.get(), limits, c, &snap.objects);
+        if (!tree) return fail(tree.err());
+        out->app = found->facts;
+        out->walk = std::move(*tree);
+        auto win = c.windows->find(found->facts.pid, window_hints(out->walk));
+        if (win) out->window = std::move(*win);
+        bus_calls calls(c);
+        for (size_t i = 0; i < out->walk.elements.size(); ++i) {
+          if (has_state(out->walk.elements[i], "focused")) {
+            out->focused = int(i);
+            out->selected_text = selected_text(snap.objects[i].get(), calls, limits.max_text);
+            break;
+          }
+        }
+        snap.id = ++c.memory->next_snapshot;
+        snap.elements = out->walk.elements;
+        out->snapshot = snap.id;
+        c.memory->snapshots[found->facts.bus_name] = std::move(snap);
+        return tool_result::text("");
+      });
+}
+
+std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
+                                          std::shared_ptr<a11y_outcome> out) {
+  return std::make_unique<element_job>(std::move(app), std::move(req), std::move(out));
+}
+
+std::unique_ptr<a11y_op> make_keyboard_job(std::string app, std::optional<std::string> text,
+                                           std::shared_ptr<a11y_outcome> out) {
+  return std::make_unique<keyboard_job>(std::move(app), std::move(text), std::move(out));
+}
+
+}  // namespace cu
