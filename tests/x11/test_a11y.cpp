@@ -220,6 +220,8 @@ struct app_state {
   std::optional<area> window;  // its device area
   int image_w = 0, image_h = 0;
   bool truncated = false;
+  std::optional<int64_t> focused;      // the focused element's index
+  std::optional<std::string> selected;  // the selected text
   std::vector<element> elements;
 
   const element* find(std::string_view role, std::string_view name) const {
@@ -255,6 +257,9 @@ app_state get_state(server_process& s, const std::string& args) {
   st.image_w = int(num(root["image"], "width"));
   st.image_h = int(num(root["image"], "height"));
   REQUIRE(root["truncated"].get(st.truncated) == simdjson::SUCCESS);
+  if (!root["focused"].is_null()) st.focused = num(root, "focused");
+  std::string_view sel;
+  if (root["selected_text"].get(sel) == simdjson::SUCCESS) st.selected = std::string(sel);
   simdjson::dom::array elements;
   REQUIRE(root["elements"].get(elements) == simdjson::SUCCESS);
   for (simdjson::dom::element e : elements) {
@@ -516,7 +521,17 @@ TEST_CASE("type_text and press_key type into the entry that has the focus") {
     return last.size() >= 3 && last.substr(last.size() - 3) == "abc";
   }, "the entry's text to end with abc");
 
+  app_state typed = d.state();
+  REQUIRE(typed.focused);
+  CHECK(*typed.focused == typed.named("text", "Name field").index);
+
+  // Keys reach the application through X, and the round trip to it (its
+  // answer comes after every X event it had) says they have been handled.
   ok_json(d.s, "press_key", d.args("\"key\":\"ctrl+a\""));
+  CHECK(d.app.sync().empty());
+  app_state selected = d.state();
+  CHECK(selected.selected == std::optional<std::string>(last));
+  // Typed text replaces the selection, as typing does.
   ok_json(d.s, "type_text", d.args("\"text\":\"xyz\""));
   d.app.expect("entry xyz");
   ok_json(d.s, "press_key", d.args("\"key\":\"BackSpace\""));
