@@ -528,7 +528,8 @@ TEST_CASE("type_text and press_key type into the entry that has the focus") {
   // Keys reach the application through X, and the round trip to it (its
   // answer comes after every X event it had) says they have been handled.
   ok_json(d.s, "press_key", d.args("\"key\":\"ctrl+a\""));
-  CHECK(d.app.sync().empty());
+  // press_key gives the window the focus first, which the entry may report.
+  for (const std::string& l : d.app.sync()) CHECK(l == "focus Name field");
   app_state selected = d.state();
   CHECK(selected.selected == std::optional<std::string>(last));
   // Typed text replaces the selection, as typing does.
