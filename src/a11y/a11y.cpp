@@ -109,7 +109,7 @@ void a11y::thread_main() {
     }
     std::optional<tool_result> r;
     if (!connected) {
-      auto c = a11y_connect(context_);
+      auto c = a11y_connect(context_, windows.root_names_a11y_bus());
       if (c) {
         connected = true;
       } else {

@@ -23,6 +23,9 @@ struct a11y_snapshot {
   size_t max_text = 200;  // How names were cut, to compare them again.
 };
 
+// Applications whose latest snapshot is kept.
+constexpr size_t kMaxSnapshots = 16;
+
 struct a11y_memory {
   uint64_t next_snapshot = 0;
   // By the application's bus name (several applications may share a pid).
@@ -645,6 +648,15 @@ std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
         snap.elements = out->walk.elements;
         out->snapshot = snap.id;
         c.memory->snapshots[found->facts.bus_name] = std::move(snap);
+        // Applications come and go: the snapshots of the least recently
+        // read go beyond kMaxSnapshots (their objects are released).
+        while (c.memory->snapshots.size() > kMaxSnapshots) {
+          auto oldest = c.memory->snapshots.begin();
+          for (auto it = c.memory->snapshots.begin(); it != c.memory->snapshots.end(); ++it) {
+            if (it->second.id < oldest->second.id) oldest = it;
+          }
+          c.memory->snapshots.erase(oldest);
+        }
         return tool_result::text("");
       });
 }

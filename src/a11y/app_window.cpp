@@ -81,6 +81,18 @@ result<std::optional<app_window>> app_windows::find(int pid,
   return std::optional<app_window>(app_window{best->info.id, best->info.title, best->device});
 }
 
+bool app_windows::root_names_a11y_bus() {
+  if (connect()) return false;
+  xcb_connection_t* c = conn_.get();
+  static constexpr char kName[] = "AT_SPI_BUS";
+  reply_ptr<xcb_intern_atom_reply_t> atom(xcb_intern_atom_reply(
+      c, xcb_intern_atom(c, 1, sizeof kName - 1, kName), nullptr));
+  if (!atom || atom->atom == XCB_NONE) return false;
+  reply_ptr<xcb_get_property_reply_t> p(xcb_get_property_reply(
+      c, xcb_get_property(c, 0, root_, atom->atom, XCB_GET_PROPERTY_TYPE_ANY, 0, 1), nullptr));
+  return p && p->type != XCB_NONE;
+}
+
 result<bool> app_windows::focus(uint32_t w, int wait_ms) {
   if (auto e = connect()) return *e;
   xcb_connection_t* c = conn_.get();

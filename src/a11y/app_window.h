@@ -42,6 +42,11 @@ class app_windows {
   // another display, or not yet mapped).
   result<std::optional<app_window>> find(int pid, const std::vector<a11y_window_hint>& hints);
 
+  // Whether the root window has AT_SPI_BUS, the accessibility bus's address
+  // that at-spi-bus-launcher publishes on its display (libatspi reads it
+  // before it asks the session bus).
+  bool root_names_a11y_bus();
+
   // Gives w the keyboard focus: through the window manager when one runs
   // (_NET_ACTIVE_WINDOW), else directly. Waits up to wait_ms for X to say
   // the focus is there; false when it is not.

@@ -275,18 +275,19 @@ bool all_digits(std::string_view s) {
 
 }  // namespace
 
-result<bool> a11y_connect(GMainContext* context) {
+result<bool> a11y_connect(GMainContext* context, bool x_bus_property) {
   if (atspi_is_initialized()) return true;
   const char* runtime = getenv("XDG_RUNTIME_DIR");
   std::string session_socket = runtime != nullptr ? str_cat(runtime, "/bus") : std::string();
   struct stat st {};
   bool have_session = getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr ||
                       (!session_socket.empty() && stat(session_socket.c_str(), &st) == 0);
-  if (getenv("AT_SPI_BUS_ADDRESS") == nullptr && !have_session) {
+  if (getenv("AT_SPI_BUS_ADDRESS") == nullptr && !x_bus_property && !have_session) {
     return make_error(errc::a11y_unavailable,
-                      "no accessibility bus: neither AT_SPI_BUS_ADDRESS nor a session bus"
-                      " (DBUS_SESSION_BUS_ADDRESS) is set; start the desktop's programs under"
-                      " tools/lib/a11y-session.sh or dbus-run-session");
+                      "no accessibility bus: neither AT_SPI_BUS_ADDRESS, nor the X root's"
+                      " AT_SPI_BUS, nor a session bus (DBUS_SESSION_BUS_ADDRESS) is there;"
+                      " start the server with tools/serve (which starts one), or the desktop"
+                      " under tools/lib/a11y-session.sh");
   }
   // atspi_get_a11y_bus() can be asked again after a failure; atspi_init()
   // cannot.

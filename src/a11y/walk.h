@@ -41,11 +41,12 @@ struct a11y_control {
 // atspi_init), its messages dispatched on context (nullptr: GLib's global
 // default context, for a program that has no other). It refuses,
 // with a message that says how to start one, when no bus can be found
-// without side effects: with neither AT_SPI_BUS_ADDRESS nor a session bus
+// without side effects: with neither AT_SPI_BUS_ADDRESS, nor the X root's
+// AT_SPI_BUS property (x_bus_property), nor a session bus
 // (DBUS_SESSION_BUS_ADDRESS, or $XDG_RUNTIME_DIR/bus) libdbus would
 // "autolaunch" a dbus-launch process, and atspi_init, once it has failed,
 // can never be tried again.
-result<bool> a11y_connect(GMainContext* context);
+result<bool> a11y_connect(GMainContext* context, bool x_bus_property = false);
 
 // The applications on the bus, in the registry's order.
 result<std::vector<a11y_app>> read_apps(const a11y_control& c);

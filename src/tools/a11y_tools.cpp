@@ -77,10 +77,12 @@ tool_result action_result(const a11y_outcome& o, std::optional<point> pointer = 
   if (o.method == "value" || (o.method == "editable_text" && !o.value.empty())) {
     j.key("value").string(o.value);
   }
+  std::string note = o.note;
   if (o.element && o.element->resolved == "role_and_name") {
-    j.key("note").string("the element had moved in the tree; it was found again by its role "
-                         "and name");
+    note += str_cat(note.empty() ? "" : "; ",
+                    "the element had moved in the tree; it was found again by its role and name");
   }
+  if (!note.empty()) j.key("note").string(note);
   j.end_object();
   return tool_result::json(std::move(json));
 }
@@ -381,13 +383,11 @@ void handle_scroll_app(tool_call& call) {
   const int clicks = std::max(1, int(std::lround(std::fabs(*pages) * kWheelClicksPerPage)));
   const uint8_t button = *pages < 0 ? 4 : 5;
   auto out = std::make_shared<a11y_outcome>();
-  std::string note = str_cat(std::to_string(clicks), " wheel clicks ", *pages < 0 ? "up" : "down");
-  auto scroll_at = [out, clicks, button, note](tool_call& c, device_target at, std::optional<point> shown) {
-    c.then([out, shown, note](tool_call& last, tool_result done) {
+  out->note = str_cat(std::to_string(clicks), " wheel clicks ", *pages < 0 ? "up" : "down");
+  auto scroll_at = [out, clicks, button](tool_call& c, device_target at, std::optional<point> shown) {
+    c.then([out, shown](tool_call& last, tool_result done) {
       if (done.is_error) return last.finish(std::move(done));
-      tool_result r = action_result(*out, shown);
-      r.content.push_back(content_block{content_block::kind::text, note, nullptr});
-      last.finish(std::move(r));
+      last.finish(action_result(*out, shown));
     });
     c.input([at, clicks, button](input_context& ctx, job_control&) {
       return gesture::scroll(ctx, at, button, clicks, std::nullopt, "scrolled");

@@ -39,9 +39,9 @@ CU_PKGS_FUZZ="clang libclang-rt-14-dev llvm"
 # The Debian package (debian/, tests/package/test-deb), on top of
 # CU_PKGS_BUILD: debhelper's meson support and dpkg-buildpackage (dpkg-dev);
 # build-essential, which dpkg-checkbuilddeps requires; man-db to render the
-# man page with warnings. No fakeroot: debian/control says
-# Rules-Requires-Root: no.
-CU_PKGS_PACKAGE="debhelper dpkg-dev build-essential man-db"
+# man page with warnings; libatspi2.0-dev, with which the package builds the
+# a11y toolset in. No fakeroot: debian/control says Rules-Requires-Root: no.
+CU_PKGS_PACKAGE="debhelper dpkg-dev build-essential man-db libatspi2.0-dev"
 
 cu_missing_packages() {
   local p missing=()
