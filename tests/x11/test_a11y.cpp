@@ -380,7 +380,7 @@ struct a11y_desk {
 const std::vector<std::pair<std::string, std::string>> kKnown = {
     {"push button", "Apply"},  {"push button", "Remove Apply"}, {"push button", "Add Extra"},
     {"text", "Name field"},    {"spin button", "Count"},        {"check box", "Enabled"},
-    {"toggle button", "Details"}};
+    {"toggle button", "Details"}, {"slider", "Level"}};
 
 }  // namespace
 
@@ -614,25 +614,33 @@ TEST_CASE("an application stopped with SIGSTOP: get_app_state fails within secon
   }, "get_app_state to answer after SIGCONT");
 }
 
-TEST_CASE("gtk3-widget-factory: a big tree with push buttons, and the image is its window") {
+// gtk3-widget-factory on a screen that holds all of its window (1366x741,
+// seen on GTK 3.24.38), so that its image is all of it, unscaled, with the
+// server, once the application lists its window.
+struct factory_desk {
   bool bus = session_bus_set();
-  (void)bus;
-  // Its window is 1366x741 (seen on GTK 3.24.38): a screen that holds all
-  // of it, so that its image is all of it, unscaled.
-  xvfb x(1920, 1080);
-  x_observer obs(x.display());
-  background_program factory({"gtk3-widget-factory"}, x.display());
-  server_process s(x.display(), kA11yOn);
-  wait_listed(s, factory.pid(), {});
-  // Its window comes after it registers; wait for the application to list it.
-  wait_until([&] {
-    for (const listed_app& a : list_apps(s)) {
-      if (a.pid == factory.pid()) return !a.windows.empty();
-    }
-    return false;
-  }, "gtk3-widget-factory's window");
+  xvfb x{1920, 1080};
+  x_observer obs{x.display()};
+  background_program factory{{"gtk3-widget-factory"}, x.display()};
+  server_process s{x.display(), kA11yOn};
 
-  app_state st = get_state(s, app_args(factory.pid()));
+  factory_desk() {
+    wait_listed(s, factory.pid(), {});
+    // Its window comes after it registers.
+    wait_until([&] {
+      for (const listed_app& a : list_apps(s)) {
+        if (a.pid == factory.pid()) return !a.windows.empty();
+      }
+      return false;
+    }, "gtk3-widget-factory's window");
+  }
+  std::string args(std::string_view more = {}) const { return app_args(factory.pid(), more); }
+  app_state state() { return get_state(s, args()); }
+};
+
+TEST_CASE("gtk3-widget-factory: a big tree with push buttons, and the image is its window") {
+  factory_desk d;
+  app_state st = d.state();
   INFO(st.text.substr(0, 4000));
   CHECK(st.elements.size() > 100);
   CHECK_FALSE(st.truncated);
@@ -640,14 +648,76 @@ TEST_CASE("gtk3-widget-factory: a big tree with push buttons, and the image is i
                     [](const element& e) { return e.role == "push button"; }));
   REQUIRE(st.window);
   const xcb_window_t wid = xcb_window_t(std::stoul(st.window_id, nullptr, 16));
-  CHECK(*st.window == x_area(obs, wid));
+  CHECK(*st.window == x_area(d.obs, wid));
   CHECK(st.image_w == st.window->w);
   CHECK(st.image_h == st.window->h);
   CHECK(png_size(*st.response, 1) == std::pair<int, int>{st.image_w, st.image_h});
 
-  app_state few = get_state(s, app_args(factory.pid(), "\"max_nodes\":10"));
+  app_state few = get_state(d.s, d.args("\"max_nodes\":10"));
   CHECK(few.elements.size() <= 10);
   CHECK(few.truncated);
+}
+
+TEST_CASE("gtk3-widget-factory: scroll_app scrolls a scroll pane by index") {
+  factory_desk d;
+  app_state st = d.state();
+  INFO(st.text.substr(0, 6000));
+  // The scroll pane on the screen that holds a text view (its Lorem ipsum is
+  // longer than the pane; the tables' panes have nothing to scroll), and its
+  // vertical scroll bar, at 0.
+  const element* pane = nullptr;
+  const element* bar = nullptr;
+  for (size_t i = 0; i < st.elements.size() && bar == nullptr; ++i) {
+    const element& p = st.elements[i];
+    if (p.role != "scroll pane" || !p.frame || !has(p.states, "showing")) continue;
+    const element* text = nullptr;
+    const element* vertical = nullptr;
+    for (size_t j = i + 1; j < st.elements.size() && st.elements[j].depth > p.depth; ++j) {
+      const element& e = st.elements[j];
+      if (e.role == "text" && e.depth == p.depth + 1) text = &e;
+      if (e.role == "scroll bar" && e.device && has(e.states, "vertical") && e.value == "0") {
+        vertical = &e;
+      }
+    }
+    if (text != nullptr && vertical != nullptr) {
+      pane = &p;
+      bar = vertical;
+    }
+  }
+  REQUIRE(bar != nullptr);
+  json_ptr r = ok_json(d.s, "scroll_app", d.args(index_arg(pane->index) + ",\"pages\":1"));
+  CHECK(str(r->root, "method") == "pointer");
+  CHECK(contains(str(r->root, "note"), "5 wheel clicks down"));
+  // GTK scrolls on its own time (smooth scrolling): poll its value.
+  const int64_t bar_index = bar->index;
+  wait_until([&] {
+    app_state now = d.state();
+    const element& b = now.elements.at(size_t(bar_index));
+    return b.role == "scroll bar" && !b.value.empty() && std::stod(b.value) > 0;
+  }, "the scroll bar to move");
+
+  check_nothing_held(d.obs);
+}
+
+TEST_CASE("drag presses the pointer at one image pixel and lets go at another: the scale follows") {
+  a11y_desk d;
+  app_state st = d.state();
+  const element& level = st.named("slider", "Level");
+  REQUIRE(level.frame);
+  CHECK(level.value == "50");
+  // From its knob (at 50, the middle) to its right end, in the image's
+  // pixels (the window's own session: frame, not device). A press in the
+  // scale's margin, outside its trough, GTK would ignore.
+  const area f = *level.frame;
+  const int cy = f.y + f.h / 2;
+  json_ptr r = ok_json(d.s, "drag", d.args("\"from_x\":" + std::to_string(f.x + f.w / 2) +
+                                           ",\"from_y\":" + std::to_string(cy) +
+                                           ",\"to_x\":" + std::to_string(f.x + f.w - 2) +
+                                           ",\"to_y\":" + std::to_string(cy)));
+  CHECK(str(r->root, "method") == "pointer");
+  // The scale prints each value it passes: the drag ends at the top.
+  d.app.expect("scale 100");
+  check_nothing_held(d.obs);
 }
 
 TEST_CASE("bad a11y arguments: an unknown app names the apps there are, a bad index or no target is an error") {

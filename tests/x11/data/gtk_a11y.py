@@ -17,6 +17,7 @@ application (role "name" {actions}):
         toggle button "Details"      {activate} (the expander; state
                                      "expandable", "expanded" once open)
           label "Hidden details"     frame G_MININT,G_MININT 1x1 until shown
+        slider "Level"               no actions; Value (0..100), horizontal
 
 Component.getExtents(DESKTOP_COORDS) of each widget equals its geom line
 below exactly (checked with the window at 0,0 and at 60,40, no window
@@ -38,6 +39,7 @@ event is one line on stdout, flushed:
   spin VALUE                 the spin button's value changed (an integer)
   toggled Enabled 0|1
   expanded Details 0|1
+  scale VALUE                the scale "Level" moved (an integer, 0 to 100)
   geom NAME X Y W H          one per known widget still there, after "ready"
                              and after each line "geometry" read on stdin
   geom-end                   after the last geom line
@@ -120,6 +122,14 @@ class App:
                               lambda e, _p: say("expanded Details %d" % int(e.get_expanded())))
         box.pack_start(self.expander, False, False, 0)
 
+        self.scale = Gtk.Scale.new_with_range(Gtk.Orientation.HORIZONTAL, 0, 100, 1)
+        self.scale.set_value(50)
+        self.scale.set_draw_value(False)
+        self.scale.get_accessible().set_name("Level")
+        self.scale.connect("value-changed",
+                           lambda s: say("scale %d" % round(s.get_value())))
+        box.pack_start(self.scale, False, False, 0)
+
         self.extra = None
         self.window.show_all()
         self.window.connect("map-event", self.on_mapped)
@@ -127,7 +137,7 @@ class App:
 
     def known(self):
         widgets = [self.apply, self.remove, self.add, self.entry, self.spin, self.check,
-                   self.expander, self.extra]
+                   self.expander, self.scale, self.extra]
         return [w for w in widgets if w is not None and w.get_parent() is not None]
 
     def print_geometry(self):
