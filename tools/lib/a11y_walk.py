@@ -3,8 +3,16 @@
 (default 20) with Debian's python3-pyatspi, reading per element what
 bench_a11y reads (role name, name, states, a Value's number or a text
 field's text, action names, screen extents), and prints one line of JSON in
-bench_a11y's shape. The yardstick of tools/bench-a11y (docs/a11y-status.md).
-Run it with /usr/bin/python3: pyatspi is a Debian package, not a pip one.
+bench_a11y's shape.
+
+a11y_walk.py --serve APP: a walker that walks on command, so that
+tools/bench-a11y can interleave its walks with the server's get_app_state
+round by round while this process holds nothing but pyatspi (its peak RSS
+is pyatspi's). Each line "walk" on stdin is answered on stdout by one line
+of JSON, {"ms": ..., "elements": ...}; the process ends at end of input.
+
+The yardstick of tools/bench-a11y (docs/a11y.md). Run it with
+/usr/bin/python3: pyatspi is a Debian package, not a pip one.
 """
 
 import json
@@ -69,19 +77,36 @@ def walk(app):
     return out
 
 
+def timed_walk(name):
+    """One round: find the application, walk it; return (ms, elements)."""
+    t0 = time.perf_counter()
+    app = find_app(name)
+    # pyatspi's objects cache what they were told; clear it, as bench_a11y
+    # and get_app_state read the tree afresh each time.
+    app.clearCache()
+    elements = len(walk(app))
+    return (time.perf_counter() - t0) * 1000, elements
+
+
+def serve(name):
+    for line in sys.stdin:
+        if line.strip() != "walk":
+            raise SystemExit("a11y_walk: unknown command %r" % line.strip())
+        ms, elements = timed_walk(name)
+        print(json.dumps({"ms": round(ms, 3), "elements": elements}), flush=True)
+
+
 def main():
+    if sys.argv[1] == "--serve":
+        serve(sys.argv[2])
+        return
     name = sys.argv[1]
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     times = []
     elements = 0
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        app = find_app(name)
-        # pyatspi's objects cache what they were told; clear it, as
-        # bench_a11y reads the tree afresh each round.
-        app.clearCache()
-        elements = len(walk(app))
-        times.append((time.perf_counter() - t0) * 1000)
+        ms, elements = timed_walk(name)
+        times.append(ms)
     rest = sorted(times[1:] or times)
     print(json.dumps({
         "walker": "python3-pyatspi", "elements": elements, "rounds": rounds,
