@@ -139,45 +139,13 @@ result<bool> is_element(AtspiAccessible* obj, const a11y_element& want, size_t m
 
 // Reads what acting on an element needs: its actions, states and frame.
 std::optional<error> read_live(live_element& e, bus_calls& calls) {
-  GError* err = nullptr;
   if (auto x = calls.before()) return x;
   {
     gobj<AtspiStateSet> set(atspi_accessible_get_state_set(e.obj.get()));
     e.states = state_names(set.get());
   }
-  if (auto x = calls.before()) return x;
-  if (gobj<AtspiAction> a{atspi_accessible_get_action_iface(e.obj.get())}) {
-    if (auto x = calls.before()) return x;
-    int n = atspi_action_get_n_actions(a.get(), &err);
-    if (err != nullptr) {
-      if (auto x = calls.failed(err)) return x;
-      err = nullptr;
-      n = 0;
-    }
-    for (int i = 0; i < n; ++i) {
-      if (auto x = calls.before()) return x;
-      std::string name = take(atspi_action_get_action_name(a.get(), i, &err));
-      if (err != nullptr) {
-        if (auto x = calls.failed(err)) return x;
-        err = nullptr;
-        continue;
-      }
-      e.actions.push_back(std::move(name));
-    }
-  }
-  if (auto x = calls.before()) return x;
-  if (gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(e.obj.get())}) {
-    if (auto x = calls.before()) return x;
-    AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
-    if (err != nullptr) {
-      if (auto x = calls.failed(err)) return x;
-    } else if (r != nullptr && r->width > 0 && r->height > 0 && r->x > kOffscreen &&
-               r->y > kOffscreen) {
-      e.frame = rect{r->x, r->y, r->width, r->height};
-    }
-    g_free(r);
-  }
-  return std::nullopt;
+  if (auto x = read_actions(e.obj.get(), calls, e.actions)) return x;
+  return read_frame(e.obj.get(), calls, e.frame);
 }
 
 std::string element_text(const a11y_element& e) {

@@ -129,6 +129,13 @@ inline std::string number_text(double v) {
 }
 
 
+// The element's action names, appended to out (none without Action), and
+// its frame on the screen (left empty without Component, or unmapped: GTK's
+// G_MININT). An error only when the application did not answer.
+std::optional<error> read_actions(AtspiAccessible* node, bus_calls& calls,
+                                  std::vector<std::string>& out);
+std::optional<error> read_frame(AtspiAccessible* node, bus_calls& calls, std::optional<rect>& out);
+
 // An application on the bus: its object (referenced while this lives) and
 // what is known of it.
 struct app_ref {

@@ -130,39 +130,8 @@ class walker {
         }
       }
     }
-    if (auto x = calls_.before()) return x;
-    if (gobj<AtspiAction> a{atspi_accessible_get_action_iface(node)}) {
-      if (auto x = calls_.before()) return x;
-      int n = atspi_action_get_n_actions(a.get(), &err);
-      if (err != nullptr) {
-        if (auto x = calls_.failed(err)) return x;
-        err = nullptr;
-        n = 0;
-      }
-      for (int i = 0; i < n; ++i) {
-        if (auto x = calls_.before()) return x;
-        std::string name = take(atspi_action_get_action_name(a.get(), i, &err));
-        if (err != nullptr) {
-          if (auto x = calls_.failed(err)) return x;
-          err = nullptr;
-          continue;
-        }
-        e.actions.push_back(std::move(name));
-      }
-    }
-    if (auto x = calls_.before()) return x;
-    if (gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(node)}) {
-      if (auto x = calls_.before()) return x;
-      AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
-      if (err != nullptr) {
-        if (auto x = calls_.failed(err)) return x;
-      } else if (r != nullptr && r->width > 0 && r->height > 0 && r->x > kOffscreen &&
-                 r->y > kOffscreen) {
-        e.frame = rect{r->x, r->y, r->width, r->height};
-      }
-      g_free(r);
-    }
-    return std::nullopt;
+    if (auto x = read_actions(node, calls_, e.actions)) return x;
+    return read_frame(node, calls_, e.frame);
   }
 
   const walk_limits& limits_;
@@ -315,6 +284,48 @@ result<std::vector<a11y_app>> read_apps(const a11y_control& c) {
 }
 
 namespace atspi {
+
+std::optional<error> read_actions(AtspiAccessible* node, bus_calls& calls,
+                                  std::vector<std::string>& out) {
+  GError* err = nullptr;
+  if (auto x = calls.before()) return x;
+  gobj<AtspiAction> a{atspi_accessible_get_action_iface(node)};
+  if (!a) return std::nullopt;
+  if (auto x = calls.before()) return x;
+  int n = atspi_action_get_n_actions(a.get(), &err);
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return x;
+    return std::nullopt;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (auto x = calls.before()) return x;
+    std::string name = take(atspi_action_get_action_name(a.get(), i, &err));
+    if (err != nullptr) {
+      if (auto x = calls.failed(err)) return x;
+      err = nullptr;
+      continue;
+    }
+    out.push_back(std::move(name));
+  }
+  return std::nullopt;
+}
+
+std::optional<error> read_frame(AtspiAccessible* node, bus_calls& calls, std::optional<rect>& out) {
+  GError* err = nullptr;
+  if (auto x = calls.before()) return x;
+  gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(node)};
+  if (!comp) return std::nullopt;
+  if (auto x = calls.before()) return x;
+  AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
+  if (err != nullptr) {
+    if (auto x = calls.failed(err)) return x;
+  } else if (r != nullptr && r->width > 0 && r->height > 0 && r->x > kOffscreen &&
+             r->y > kOffscreen) {
+    out = rect{r->x, r->y, r->width, r->height};
+  }
+  g_free(r);
+  return std::nullopt;
+}
 
 result<app_ref> find_app(const std::string& app, const a11y_control& c) {
   auto refs = list_app_refs(c, false);

@@ -434,16 +434,10 @@ void handle_type_text(tool_call& call) {
   if (auto bad = unknown_argument(call, {"app", "text"})) return call.fail(*bad);
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
-  auto text = arg_string(call.args, "text");
-  if (!text) return call.fail(text.err().message);
   size_t characters = 0;
-  auto keys = keystrokes_for_text(*text, &characters);
+  auto keys = text_keystrokes(call, &characters);
   if (!keys) return call.fail(keys.err().message);
-  if (characters > kMaxTypeCharacters) {
-    return call.fail(str_cat("Invalid argument \"text\": type_text takes at most ",
-                             std::to_string(kMaxTypeCharacters), " characters per call, got ",
-                             std::to_string(characters)));
-  }
+  std::string_view text = arg_string(call.args, "text").value();
   auto out = std::make_shared<a11y_outcome>();
   call.then([out, keys = std::move(*keys), characters](tool_call& next, tool_result r) {
     if (r.is_error || out->method != "keyboard") {
@@ -456,7 +450,7 @@ void handle_type_text(tool_call& call) {
       return gesture::type(ctx, keys, characters);
     });
   });
-  call.a11y(make_keyboard_job(std::move(*app), std::string(*text), out));
+  call.a11y(make_keyboard_job(std::move(*app), std::string(text), out));
 }
 
 void handle_press_key(tool_call& call) {

@@ -4,6 +4,12 @@
 // Thread affinity: the loop thread.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
+#include "input/keys.h"
+#include "util/result.h"
+
 namespace cu {
 
 class tool_call;
@@ -51,6 +57,10 @@ void handle_wait_until_stable(tool_call& call);
 
 // text_tools.cpp: find_text (the vision toolset).
 void handle_find_text(tool_call& call);
+
+// The keys that type the argument "text" (type, type_text), which stand
+// for *characters characters; refused beyond kMaxTypeCharacters.
+result<std::vector<typed_char>> text_keystrokes(tool_call& call, size_t* characters);
 
 // a11y_tools.cpp: the a11y toolset (over AT-SPI).
 void handle_list_apps(tool_call& call);

@@ -157,19 +157,26 @@ void handle_left_mouse_up(tool_call& call) {
   call.input([p = *p](input_context& ctx, job_control&) { return gesture::left_up(ctx, p); });
 }
 
-void handle_type(tool_call& call) {
+result<std::vector<typed_char>> text_keystrokes(tool_call& call, size_t* characters) {
   auto text = arg_string(call.args, "text");
-  if (!text) return call.fail(text.err().message);
-  size_t characters = 0;
-  auto keys = keystrokes_for_text(*text, &characters);
-  if (!keys) return call.fail(keys.err().message);
-  if (characters > kMaxTypeCharacters) {
-    return call.fail(str_cat("Invalid argument \"text\": type takes at most ",
-                             std::to_string(kMaxTypeCharacters), " characters per call, got ",
-                             std::to_string(characters),
-                             "; split the text over several calls, or write_clipboard it and "
-                             "paste with key ctrl+v"));
+  if (!text) return text.take_error();
+  auto keys = keystrokes_for_text(*text, characters);
+  if (!keys) return keys.take_error();
+  if (*characters > kMaxTypeCharacters) {
+    return make_error(errc::invalid_argument,
+                      str_cat("Invalid argument \"text\": ", std::string(call.tool_name()),
+                              " takes at most ", std::to_string(kMaxTypeCharacters),
+                              " characters per call, got ", std::to_string(*characters),
+                              "; split the text over several calls, or write_clipboard it and "
+                              "paste with key ctrl+v"));
   }
+  return keys;
+}
+
+void handle_type(tool_call& call) {
+  size_t characters = 0;
+  auto keys = text_keystrokes(call, &characters);
+  if (!keys) return call.fail(keys.err().message);
   call.input([keys = std::move(*keys), characters](input_context& ctx, job_control&) {
     return gesture::type(ctx, keys, characters);
   });

@@ -11,6 +11,27 @@ std::string hex(xcb_window_t w) {
   return buf;
 }
 
+std::ostream& operator<<(std::ostream& os, const area& a) {
+  return os << a.w << "x" << a.h << "+" << a.x << "+" << a.y;
+}
+
+area json_area(simdjson::dom::element e) {
+  return area{int(num(e, "x")), int(num(e, "y")), int(num(e, "width")), int(num(e, "height"))};
+}
+
+area x_area(x_observer& obs, xcb_window_t w) {
+  xcb_connection_t* c = obs.connection();
+  auto* g = xcb_get_geometry_reply(c, xcb_get_geometry(c, w), nullptr);
+  auto* t = xcb_translate_coordinates_reply(c, xcb_translate_coordinates(c, w, obs.root(), 0, 0),
+                                            nullptr);
+  REQUIRE(g != nullptr);
+  REQUIRE(t != nullptr);
+  area a{t->dst_x, t->dst_y, g->width, g->height};
+  free(g);
+  free(t);
+  return a;
+}
+
 json_ptr ok_call(server_process& s, std::string_view tool, std::string_view args) {
   json_ptr r = s.call_tool(tool, args);
   INFO(tool << " " << args.substr(0, 300) << " answered " << r->text.substr(0, 800));

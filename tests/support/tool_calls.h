@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,19 @@ json_ptr ok_call(server_process& s, std::string_view tool, std::string_view args
 
 // Calls a tool that must answer isError; its text.
 std::string error_text(server_process& s, std::string_view tool, std::string_view args = "{}");
+
+// A rectangle in root (or image) pixels.
+struct area {
+  int x = 0, y = 0, w = 0, h = 0;
+  bool operator==(const area&) const = default;
+};
+std::ostream& operator<<(std::ostream& os, const area& a);
+
+// A rectangle as the tools write it: {"x","y","width","height"}.
+area json_area(simdjson::dom::element e);
+
+// What X says of a window's own area, in root coordinates.
+area x_area(x_observer& obs, xcb_window_t w);
 
 // An image region as the tools take it: "[x0,y0,x1,y1]".
 std::string region(int x0, int y0, int x1, int y1);

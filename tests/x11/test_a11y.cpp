@@ -56,33 +56,6 @@ const char* const kTitle = "cu-a11y-test";
 // the window's image and its place on the screen differ.
 const int kWindowX = 60, kWindowY = 40;
 
-struct area {
-  int x = 0, y = 0, w = 0, h = 0;
-  bool operator==(const area&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const area& a) {
-  return os << a.w << "x" << a.h << "+" << a.x << "+" << a.y;
-}
-
-area json_area(simdjson::dom::element e) {
-  return area{int(num(e, "x")), int(num(e, "y")), int(num(e, "width")), int(num(e, "height"))};
-}
-
-// What X says of a window's area, in root coordinates.
-area x_area(x_observer& obs, xcb_window_t w) {
-  xcb_connection_t* c = obs.connection();
-  auto* g = xcb_get_geometry_reply(c, xcb_get_geometry(c, w), nullptr);
-  auto* t = xcb_translate_coordinates_reply(c, xcb_translate_coordinates(c, w, obs.root(), 0, 0),
-                                            nullptr);
-  REQUIRE(g != nullptr);
-  REQUIRE(t != nullptr);
-  area a{t->dst_x, t->dst_y, g->width, g->height};
-  free(g);
-  free(t);
-  return a;
-}
-
 // No key is down on the display and no pointer button is pressed, asked of
 // X directly (an input_probe would take the keyboard focus from the GTK
 // window).

@@ -68,29 +68,6 @@ bool flag(simdjson::dom::element e, const char* k) {
   return v;
 }
 
-struct area {
-  int x, y, w, h;
-  bool operator==(const area&) const = default;
-};
-
-// What X says of a window's own area, in root coordinates.
-area x_area(x_observer& obs, xcb_window_t w) {
-  xcb_connection_t* c = obs.connection();
-  auto* g = xcb_get_geometry_reply(c, xcb_get_geometry(c, w), nullptr);
-  auto* t = xcb_translate_coordinates_reply(c, xcb_translate_coordinates(c, w, obs.root(), 0, 0),
-                                            nullptr);
-  REQUIRE(g != nullptr);
-  REQUIRE(t != nullptr);
-  area a{t->dst_x, t->dst_y, g->width, g->height};
-  free(g);
-  free(t);
-  return a;
-}
-
-area json_area(simdjson::dom::element e) {
-  return area{int(num(e, "x")), int(num(e, "y")), int(num(e, "width")), int(num(e, "height"))};
-}
-
 // The atoms of a window's _NET_WM_STATE, by name.
 std::vector<std::string> net_wm_state(x_observer& obs, xcb_window_t w) {
   xcb_connection_t* c = obs.connection();
