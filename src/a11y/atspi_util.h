@@ -7,6 +7,7 @@
 
 #include <atspi/atspi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -38,7 +39,10 @@ class bus_calls {
 
   // An error when the job is cancelled or out of time; otherwise sets the
   // timeout of the next call to what is left, at most call_timeout_ms.
-  std::optional<error> before() {
+  // round_trips: how many D-Bus calls libatspi makes for it (a name read
+  // with a cold cache first asks the element's states), each given its
+  // share, so that a hung application costs the call's time once.
+  std::optional<error> before(int round_trips = 1) {
     if (c_.cancelled()) return make_error(errc::cancelled, "cancelled");
     auto now = a11y_clock::now();
     if (now >= c_.deadline) return deadline_error();
@@ -47,7 +51,8 @@ class bus_calls {
     if (timeout_ms_ < 1) timeout_ms_ = 1;
     // The startup time (for an application still starting) is bounded the
     // same way.
-    atspi_set_timeout(timeout_ms_, timeout_ms_);
+    each_ms_ = std::max(1, timeout_ms_ / std::max(1, round_trips));
+    atspi_set_timeout(each_ms_, each_ms_);
     started_ = now;
     return std::nullopt;
   }
@@ -58,7 +63,7 @@ class bus_calls {
     std::string what = err != nullptr && err->message != nullptr ? err->message : "";
     if (err != nullptr) g_error_free(err);
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
-    if (took.count() + 5 >= timeout_ms_) {
+    if (took.count() + 5 >= each_ms_) {
       if (a11y_clock::now() >= c_.deadline) return deadline_error();
       std::string ms = std::to_string(timeout_ms_);
       return make_error(errc::timed_out,
@@ -76,7 +81,7 @@ class bus_calls {
   // answer its greeting).
   bool used_up() const {
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
-    return took.count() + 5 >= timeout_ms_;
+    return took.count() + 5 >= each_ms_;
   }
 
  private:
@@ -85,7 +90,8 @@ class bus_calls {
   }
 
   const a11y_control& c_;
-  int timeout_ms_ = 1000;
+  int timeout_ms_ = 1000;  // The call's time.
+  int each_ms_ = 1000;     // Each of its round trips' (what a timeout is judged by).
   a11y_clock::time_point started_{};
   std::string last_message_;
 };

@@ -180,7 +180,8 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
     }
     app_ref ref;
     bool with_windows = windows;
-    if (auto x = calls.before()) return *x;
+    // Its cache was just cleared: libatspi asks its states, then its name.
+    if (auto x = calls.before(2)) return *x;
     ref.facts.name = take(atspi_accessible_get_name(app.get(), &err));
     // Gone since the registry listed it: leave it out. Not answering
     // (stopped, hung; libatspi then may give no name and no error): keep
