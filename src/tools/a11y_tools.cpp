@@ -462,10 +462,10 @@ void handle_press_key(tool_call& call) {
   auto chords = parse_key_sequence(*key);
   if (!chords) return call.fail(str_cat("Invalid argument \"key\": ", chords.err().message));
   auto out = std::make_shared<a11y_outcome>();
+  out->action = std::string(*key);
   std::string label = str_cat("pressed ", *key);
   call.then([out, chords = std::move(*chords), label](tool_call& next, tool_result r) {
     if (r.is_error) return next.finish(std::move(r));
-    out->action = label.substr(8);
     next.then([out](tool_call& last, tool_result done) {
       last.finish(done.is_error ? std::move(done) : action_result(*out));
     });
