@@ -19,7 +19,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { EXPECTED_TOOLS, assertOk, pngSize, resultText, stopProcess, withSession } from './harness.mjs';
+import {
+  EXPECTED_TOOLS,
+  assertOk,
+  callOk as callResult,
+  pngSize,
+  resultText,
+  stopProcess,
+  withSession,
+} from './harness.mjs';
 
 const A11Y_TOOLS = [
   'list_apps',
@@ -39,13 +47,7 @@ const WAIT_MS = 20000;
 
 /** Calls a tool that must succeed with structuredContent; returns the result. */
 async function callOk(client, name, args = {}, label = name) {
-  let result;
-  try {
-    result = await client.callTool({ name, arguments: args });
-  } catch (e) {
-    assert.fail(`${label}: the SDK client rejected the call: ${e.message}`);
-  }
-  assertOk(result, label);
+  const result = await callResult(client, name, args, label);
   assert.ok(result.structuredContent && typeof result.structuredContent === 'object',
     `${label}: structuredContent present`);
   return result;

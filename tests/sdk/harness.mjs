@@ -169,6 +169,22 @@ export function assertOk(result, label) {
   );
 }
 
+/**
+ * Calls a tool that must succeed; a rejection by the SDK client (e.g.
+ * structuredContent that does not match the tool's outputSchema) fails with
+ * the tool's name. Returns the result.
+ */
+export async function callOk(client, name, args = {}, label = name) {
+  let result;
+  try {
+    result = await client.callTool({ name, arguments: args });
+  } catch (e) {
+    assert.fail(`${label}: the SDK client rejected the call: ${e.message}`);
+  }
+  assertOk(result, label);
+  return result;
+}
+
 /** The text blocks of a tool result, joined by newlines. */
 export function resultText(result) {
   return (result.content ?? [])

@@ -26,6 +26,7 @@ import {
   SCREEN_HEIGHT,
   SCREEN_WIDTH,
   assertOk,
+  callOk,
   checkScreenshotResult,
   resultText,
   withSession,
@@ -73,18 +74,6 @@ function strayErrors(session) {
   return session.errors
     .map((e) => e.message)
     .filter((m) => /unknown message ID|unknown token|unknown progress/i.test(m));
-}
-
-/** Calls a tool; a rejection (e.g. invalid structuredContent) fails with its name. */
-async function callOk(client, name, args = {}, label = name) {
-  let result;
-  try {
-    result = await client.callTool({ name, arguments: args });
-  } catch (e) {
-    assert.fail(`${label}: the SDK client rejected the call: ${e.message}`);
-  }
-  assertOk(result, label);
-  return result;
 }
 
 /** Rejects after `ms` with `what`, for event waits that must not hang. */

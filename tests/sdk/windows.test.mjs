@@ -33,6 +33,7 @@ import {
   SCREEN_HEIGHT,
   SCREEN_WIDTH,
   assertOk,
+  callOk as callResult,
   pngSize,
   resultText,
   stopProcess,
@@ -101,15 +102,9 @@ function within(promise, ms, what) {
   ]).finally(() => clearTimeout(timer));
 }
 
-/** Calls a tool; a rejection (e.g. invalid structuredContent) fails with its name. */
+/** Calls a tool that must succeed; its structuredContent, which its JSON text repeats. */
 async function callOk(client, name, args = {}, label = name) {
-  let result;
-  try {
-    result = await client.callTool({ name, arguments: args });
-  } catch (e) {
-    assert.fail(`${label}: the SDK client rejected the call: ${e.message}`);
-  }
-  assertOk(result, label);
+  const result = await callResult(client, name, args, label);
   assert.equal(typeof result.structuredContent, 'object', `${label}: structuredContent present`);
   assert.ok(result.structuredContent, `${label}: structuredContent is not null`);
   // The text block carries the same JSON, for clients that ignore structuredContent.

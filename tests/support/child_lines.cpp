@@ -118,15 +118,7 @@ void child_lines::signal(int signo) {
   if (pid_ > 0) kill(pid_, signo);
 }
 
-bool child_lines::running() {
-  if (pid_ <= 0) return false;
-  int st;
-  if (waitpid(pid_, &st, WNOHANG) == pid_) {
-    pid_ = -1;
-    return false;
-  }
-  return true;
-}
+bool child_lines::running() { return child_running(pid_); }
 
 std::string child_lines::log() const {
   std::ifstream f(dir_ + "/stderr", std::ios::binary);

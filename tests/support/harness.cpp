@@ -497,6 +497,16 @@ int64_t now_ms() {
       .count();
 }
 
+bool child_running(pid_t& pid) {
+  if (pid <= 0) return false;
+  int st;
+  if (waitpid(pid, &st, WNOHANG) == pid) {
+    pid = -1;
+    return false;
+  }
+  return true;
+}
+
 std::vector<int64_t> int_array(const std::string& json_text) {
   json_ptr j = parse_json(json_text);
   std::vector<int64_t> out;

@@ -60,6 +60,10 @@ int unused_display_number();
 // Milliseconds on the steady clock, for deadlines.
 int64_t now_ms();
 
+// Whether the child pid is still running; once it has exited it is reaped
+// and pid becomes -1. False for a pid of -1.
+bool child_running(pid_t& pid);
+
 // A process's memory from /proc/PID/status, in KiB: its resident set now
 // (VmRSS) and at its peak (VmHWM); 0 when unreadable.
 struct memory_kib {

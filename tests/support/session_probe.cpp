@@ -165,15 +165,7 @@ background_program::~background_program() {
   remove_tree(dir_);
 }
 
-bool background_program::running() {
-  if (pid_ <= 0) return false;
-  int st;
-  if (waitpid(pid_, &st, WNOHANG) == pid_) {
-    pid_ = -1;
-    return false;
-  }
-  return true;
-}
+bool background_program::running() { return child_running(pid_); }
 
 std::string background_program::log() const { return read_whole_file(dir_ + "/log"); }
 
