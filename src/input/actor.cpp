@@ -32,6 +32,7 @@ input_actor::input_actor(input_config cfg, input_guard guard, server_generation&
       done_(done),
       last_activity_ns_(now_ns()) {
   ctx_.wait_until = [this](clock_type::time_point t) { return serve_until(t); };
+  ctx_.set_pacing(cfg_.pacing);
   thread_ = std::thread(&input_actor::thread_main, this);
 }
 
@@ -250,8 +251,18 @@ void input_actor::run_job(input_job& job) {
   last_read_only_ = job.read_only;
   running_seq_ = job.seq;
   running_cancelled_ = false;
+  // Input right after input waits until the application has taken it
+  // (docs/input.md, "Pacing"); a cancellation meanwhile ends the job
+  // before it sends anything. Queries never wait.
+  if (!job.read_only && !ctx_.pace() && running_cancelled_) {
+    running_seq_ = 0;
+    running_cancelled_ = false;
+    complete(job.seq, {}, std::nullopt);
+    return;
+  }
   job_control ctl;
   tool_result r = job.run(ctx_, ctl);
+  if (!job.read_only) ctx_.note_input();
   bool cancelled = running_cancelled_;
   running_seq_ = 0;
   running_cancelled_ = false;

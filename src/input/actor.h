@@ -65,6 +65,9 @@ struct input_config {
   std::string display;
   double idle_release_secs = 300;  // 0: never.
   double type_delay_ms = 0;  // CU_TYPE_DELAY_MS: a pause after each character.
+  // Input that follows input waits until the screen has been quiet
+  // (input_context::pace); quiet_ms 0: never.
+  input_context::pacing pacing;
 };
 
 class input_actor {

@@ -176,6 +176,36 @@ bool input_context::pause_ms(double ms) {
   return wait_until ? wait_until(until) : true;
 }
 
+bool input_context::pace(double* waited_ms) {
+  if (pacing_.quiet_ms <= 0 || !last_input_) return true;
+  using ms = std::chrono::duration<double, std::milli>;
+  const clock_type::time_point start = clock_type::now();
+  const clock_type::time_point bound =
+      *last_input_ + std::chrono::duration_cast<clock_type::duration>(ms(pacing_.max_ms));
+  const double quiet_ms = last_was_text_ ? pacing_.text_quiet_ms : pacing_.quiet_ms;
+  bool go_on = true;
+  for (;;) {
+    // Quiet since the input and since the last change drawn after it; the
+    // record may learn of a change only now, so it is read again after
+    // every wait.
+    clock_type::time_point quiet_from = *last_input_;
+    if (pacing_.screen_changed_at) {
+      if (auto changed = pacing_.screen_changed_at(); changed && *changed > quiet_from) {
+        quiet_from = *changed;
+      }
+    }
+    const clock_type::time_point ready = std::min(
+        bound, quiet_from + std::chrono::duration_cast<clock_type::duration>(ms(quiet_ms)));
+    if (ready <= clock_type::now()) break;
+    if (wait_until && !wait_until(ready)) {
+      go_on = false;
+      break;
+    }
+  }
+  if (waited_ms) *waited_ms += ms(clock_type::now() - start).count();
+  return go_on;
+}
+
 result<point> input_context::pointer() {
   if (pointer_snapshot_) return *pointer_snapshot_;
   auto c = connection();
@@ -487,6 +517,7 @@ status input_context::tap_chord(const key_chord& chord) {
 
 status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
   *typed = 0;
+  text_since_note_ = true;
   if (auto s = ensure_layout(); !s) return s.take_error();
   // Held modifiers (a hold_key of shift, say) would change what the keys
   // type: lift them for the duration and put them back afterwards.

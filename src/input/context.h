@@ -74,6 +74,36 @@ class input_context {
   bool pause_ms(double ms);
   double type_delay_ms() const { return type_delay_ms_; }
 
+  // Pacing (docs/input.md, "Pacing"): input that follows other input waits
+  // until the application has taken it, which shows as the screen going
+  // quiet. quiet_ms 0 turns pacing off.
+  struct pacing {
+    double quiet_ms = 0;  // CU_PACE_QUIET_MS: quiet for this long since the input.
+    // CU_PACE_TEXT_MS: the same after typed text, which applications
+    // often act on after a timer of their own (GTK's file chooser looks
+    // the typed path up 150 ms after the last change; search boxes and
+    // completions debounce alike), with nothing drawn meanwhile.
+    double text_quiet_ms = 0;
+    double max_ms = 0;    // CU_PACE_MAX_MS: and never longer than this after it.
+    // When the screen last changed (X DAMAGE); nothing when unknown, and
+    // then only the quiet window since the input is waited.
+    std::function<std::optional<clock_type::time_point>()> screen_changed_at;
+  };
+  void set_pacing(pacing p) { pacing_ = std::move(p); }
+  // Input went out now (the end of a job, a wheel click): the next one paces.
+  void note_input() {
+    last_input_ = clock_type::now();
+    last_was_text_ = text_since_note_;
+    text_since_note_ = false;
+  }
+  // Waits until the screen has been quiet for quiet_ms since the last input
+  // and since its last change, or max_ms after the input at the latest;
+  // no wait when that is already so. Adds the time waited to *waited_ms
+  // when given. False when the running job should stop.
+  bool pace(double* waited_ms = nullptr);
+  // The quiet window after other input; 0 when pacing is off.
+  double pacing_window_ms() const { return pacing_.quiet_ms; }
+
   // Pointer. Positions are root-window device pixels.
   // The pointer position, queried once and then remembered until the next
   // move_to or forget_pointer(), which the actor calls before every job
@@ -171,6 +201,10 @@ class input_context {
   uint32_t buttons_ = 0;
   std::map<uint8_t, borrowing> borrowed_;
   std::optional<point> pointer_snapshot_;
+  pacing pacing_;
+  std::optional<clock_type::time_point> last_input_;
+  bool last_was_text_ = false;    // The input last noted typed text.
+  bool text_since_note_ = false;  // type() ran since note_input().
 };
 
 }  // namespace cu

@@ -98,8 +98,24 @@ tool_result scroll(input_context& ctx, device_target t, uint8_t button, int n,
   auto p = ctx.place(t, true);
   if (!p) return failed(p.err());
   if (auto s = ctx.move_to(*p); !s) return failed(s.err());
+  // Wheel clicks are paced (docs/input.md, "Pacing"): a browser sends a
+  // wheel to the scroller under the pointer as it last knew it, and keeps
+  // a burst latched to that target, so the first click waits until the
+  // move has been taken; the clicks after it go one pacing window apart,
+  // as a hand turns a wheel. A burst is dropped or merged in part, and
+  // the same call scrolled a different distance each time.
+  const double gap_ms = ctx.pacing_window_ms();
+  if (gap_ms > 0) {
+    if (auto s = ctx.sync(); !s) return failed(s.err());
+    ctx.note_input();
+    if (!ctx.pace()) return failed(error{errc::cancelled, "stopped"});
+  }
   return with_modifiers(ctx, mods, [&] {
     for (int i = 0; i < n; ++i) {
+      if (i > 0 && gap_ms > 0) {
+        if (auto s = ctx.sync(); !s) return failed(s.err());
+        if (!ctx.pause_ms(gap_ms)) return failed(error{errc::cancelled, "stopped"});
+      }
       if (auto s = ctx.button(button, true); !s) return failed(s.err());
       if (auto s = ctx.button(button, false); !s) return failed(s.err());
     }

@@ -72,7 +72,12 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                            has(cfg_.toolsets_on, toolset::windows) ||
                                has(cfg_.toolsets_on, toolset::vision) || a11y_on(cfg_)},
             completions_),
-      actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms},
+      actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms,
+                          {cfg_.pace_quiet_ms, cfg_.pace_text_ms, cfg_.pace_max_ms,
+                           [this]() -> std::optional<std::chrono::steady_clock::time_point> {
+                             const damage_monitor& d = pool_.damage();
+                             return d.watching() ? d.last_change() : std::nullopt;
+                           }}},
              std::move(guard), generation_, completions_),
       desktop_(cfg_.display, generation_, completions_),
       a11y_(make_a11y(cfg_, completions_)),

@@ -81,6 +81,15 @@ config config_from_env() {
       log(log_level::warn, "ignoring CU_IMAGE_FORMAT=\"%s\": expected auto, png or jpeg", v);
     }
   }
+  double pace_quiet_secs = c.pace_quiet_ms / 1000;
+  read_seconds_ms("CU_PACE_QUIET_MS", &pace_quiet_secs, 10);
+  c.pace_quiet_ms = pace_quiet_secs * 1000;
+  double pace_text_secs = c.pace_text_ms / 1000;
+  read_seconds_ms("CU_PACE_TEXT_MS", &pace_text_secs, 10);
+  c.pace_text_ms = pace_text_secs * 1000;
+  double pace_max_secs = c.pace_max_ms / 1000;
+  read_seconds_ms("CU_PACE_MAX_MS", &pace_max_secs, 60);
+  c.pace_max_ms = pace_max_secs * 1000;
   read_count("CU_MAX_RESULT_BYTES", &c.max_result_bytes, 65536, size_t{1} << 31);
   double delay_secs = c.type_delay_ms / 1000;
   if (const char* v = env("CU_TYPE_DELAY_MS")) {

@@ -27,6 +27,9 @@ struct config {
   size_t max_frame_bytes = size_t{64} << 20;                    // CU_MAX_FRAME_BYTES
   int capture_workers = 0;                                      // CU_CAPTURE_WORKERS
   double type_delay_ms = 0;                                     // CU_TYPE_DELAY_MS
+  double pace_quiet_ms = 50;                                    // CU_PACE_QUIET_MS
+  double pace_text_ms = 200;                                    // CU_PACE_TEXT_MS
+  double pace_max_ms = 1000;                                    // CU_PACE_MAX_MS
   bool input_guard = true;                                      // CU_INPUT_GUARD
   log_level level = log_level::info;                            // CU_LOG_LEVEL
   // CU_TOOLSETS as written; main parses it (tools/registry.h, parse_toolsets)
