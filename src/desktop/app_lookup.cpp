@@ -53,12 +53,24 @@ std::optional<std::string> search_path(std::string_view name, const std::string&
 // A desktop entry's program (Exec's first word or TryExec) as an absolute
 // executable path: a bare name goes through PATH, an absolute path must be
 // executable itself, and a relative path with a '/' is refused because it
-// would depend on the server's working directory.
-std::optional<std::string> resolve_program(const std::string& program, const std::string& path) {
-  if (program.empty()) return std::nullopt;
-  if (program.find('/') == std::string::npos) return search_path(program, path);
-  if (program[0] == '/' && is_executable_file(program)) return program;
-  return std::nullopt;
+// would depend on the server's working directory. The error says why:
+// "its KEY program "x" is not an executable on PATH".
+result<std::string> resolve_program(const std::string& program, const std::string& path,
+                                    std::string_view key) {
+  auto refuse = [&](std::string_view why) {
+    return make_error(errc::not_found, str_cat("its ", key, " program \"", program, "\" ", why));
+  };
+  if (program.empty()) return refuse("is empty");
+  if (program.find('/') == std::string::npos) {
+    if (auto found = search_path(program, path)) return *found;
+    return refuse("is not an executable on PATH");
+  }
+  if (program[0] != '/') {
+    return refuse("is a relative path (only a bare name, looked up on PATH, or an absolute "
+                  "path is run)");
+  }
+  if (!is_executable_file(program)) return refuse("is not an executable file");
+  return program;
 }
 
 // The file names in dir, sorted so that which entry wins does not depend on
@@ -76,20 +88,32 @@ std::vector<std::string> list_dir(const std::string& dir) {
   return names;
 }
 
-// What a usable entry starts, or nothing when the spec or our rules say it
-// must not be run. Terminal= and Path= are only recorded here;
-// prepare_launch acts on them.
-std::optional<launch_spec> entry_spec(const desktop_entry& entry, const std::string& file,
-                                      const std::string& path) {
-  if (entry.type != "Application" || !entry.exec) return std::nullopt;
-  if (is_true(entry.hidden)) return std::nullopt;
-  if (entry.try_exec && !resolve_program(unescape_value(*entry.try_exec), path)) {
-    return std::nullopt;
+// What a usable entry starts, or why the spec or our rules say it must not
+// be run. Terminal= and Path= are only recorded here; prepare_launch acts on
+// them.
+result<launch_spec> entry_spec(const desktop_entry& entry, const std::string& file,
+                               const std::string& path) {
+  if (!entry.type) {
+    return make_error(errc::not_found,
+                      "it has no Type key in its [Desktop Entry] group (an application's is "
+                      "Type=Application)");
+  }
+  if (entry.type != "Application") {
+    return make_error(errc::not_found,
+                      str_cat("its Type is \"", *entry.type, "\", not \"Application\""));
+  }
+  if (!entry.exec) return make_error(errc::not_found, "it has no Exec key");
+  if (is_true(entry.hidden)) {
+    return make_error(errc::not_found, "it says Hidden=true, which marks it deleted");
+  }
+  if (entry.try_exec) {
+    auto tried = resolve_program(unescape_value(*entry.try_exec), path, "TryExec");
+    if (!tried) return tried.take_error();
   }
   auto argv = parse_desktop_exec(*entry.exec);
-  if (!argv.ok()) return std::nullopt;
-  auto program = resolve_program(argv->front(), path);
-  if (!program) return std::nullopt;
+  if (!argv) return argv.take_error();
+  auto program = resolve_program(argv->front(), path, "Exec");
+  if (!program) return program.take_error();
   argv->front() = std::move(*program);
   launch_spec spec;
   spec.argv = std::move(*argv);
@@ -137,7 +161,8 @@ bool is_executable_file(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-std::optional<launch_spec> find_launchable(std::string_view app, const launch_env& env) {
+std::optional<launch_spec> find_launchable(std::string_view app, const launch_env& env,
+                                           std::vector<rejected_entry>* rejected) {
   if (app.empty() || app[0] == '-' || app.find('/') != std::string_view::npos ||
       app.find('\0') != std::string_view::npos) {
     return std::nullopt;
@@ -160,6 +185,9 @@ std::optional<launch_spec> find_launchable(std::string_view app, const launch_en
     }
   }
 
+  auto reject = [&](const std::string& file, std::string why) {
+    if (rejected != nullptr) rejected->push_back({file, std::move(why)});
+  };
   std::string wanted_file = std::string(app) + ".desktop";
   auto file_name = [](const std::string& file) {
     return std::string_view(file).substr(file.rfind('/') + 1);
@@ -167,19 +195,29 @@ std::optional<launch_spec> find_launchable(std::string_view app, const launch_en
   for (const std::string& file : files) {
     if (!iequals(file_name(file), wanted_file)) continue;
     auto entry = read_desktop_entry(file);
-    if (!entry) continue;
-    if (auto spec = entry_spec(*entry, file, env.path)) return spec;
+    if (!entry) {
+      reject(file, entry.err().message);
+      continue;
+    }
+    auto spec = entry_spec(*entry, file, env.path);
+    if (spec) return std::move(*spec);
+    reject(file, spec.err().message);
   }
   // A NoDisplay entry is a helper (a handler for a MIME type, a settings
   // panel) that menus do not show; its Name is not what anyone calls an
-  // application by, so only its file name finds it.
+  // application by, so only its file name finds it. A file that cannot be
+  // read has no Name to match, and one already tried by its file name is
+  // not tried (or reported) twice.
   for (const std::string& file : files) {
+    if (iequals(file_name(file), wanted_file)) continue;
     auto entry = read_desktop_entry(file);
     if (!entry || !entry->name || is_true(entry->no_display) ||
         !iequals(unescape_value(*entry->name), app)) {
       continue;
     }
-    if (auto spec = entry_spec(*entry, file, env.path)) return spec;
+    auto spec = entry_spec(*entry, file, env.path);
+    if (spec) return std::move(*spec);
+    reject(file, spec.err().message);
   }
   return std::nullopt;
 }

@@ -51,8 +51,19 @@ struct launch_env {
 // process may execute.
 bool is_executable_file(const std::string& path);
 
+// A desktop entry that matched an application name but cannot be started.
+struct rejected_entry {
+  std::string file;  // The .desktop file's path.
+  std::string why;   // What is wrong with it: "it is a FIFO, not a regular
+                     // file", "its TryExec program "x" is not an
+                     // executable on PATH", parse_desktop_exec's message.
+};
+
 // What to start for app, or nothing when there is no match or app is not a
-// plain name (empty, containing '/' or NUL, or starting with '-'). In order:
+// plain name (empty, containing '/' or NUL, or starting with '-'). rejected,
+// when given, receives each desktop entry that matched app (by file name or
+// by Name) but was refused, and why, in the order they were tried; a later
+// usable entry is still found and returned. In order:
 //  1. An executable regular file named exactly app in a PATH directory, the
 //     first one found. Empty and relative PATH entries are skipped, so the
 //     server's working directory never decides what runs.
@@ -69,7 +80,8 @@ bool is_executable_file(const std::string& path);
 //     A NoDisplay=true entry (hidden from menus, typically a helper) is
 //     found by its file name only, never by Name=, so it cannot shadow a
 //     visible application of the same Name further down the list.
-std::optional<launch_spec> find_launchable(std::string_view app, const launch_env& env);
+std::optional<launch_spec> find_launchable(std::string_view app, const launch_env& env,
+                                           std::vector<rejected_entry>* rejected = nullptr);
 
 // The terminal emulators tried for Terminal=true, in order, the way Debian
 // desktops choose: x-terminal-emulator (the alternative the system

@@ -1,8 +1,14 @@
 #include "desktop/desktop_entry.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include "util/str_cat.h"
 
 namespace cu {
 namespace {
@@ -45,15 +51,47 @@ std::string unescape_value(std::string_view v) {
   return out;
 }
 
-std::optional<desktop_entry> read_desktop_entry(const std::string& file) {
-  struct stat st;
-  if (stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxDesktopFileSize) {
-    return std::nullopt;
+result<desktop_entry> read_desktop_entry(const std::string& file) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer, forever; on a regular file it changes nothing.
+  int fd = open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return make_error(errc::io, str_cat("it cannot be read (", strerror(errno), ")"));
   }
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
+  std::string text;
+  std::string why;  // Empty while the file is fine.
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    why = str_cat("it cannot be read (", strerror(errno), ")");
+  } else if (!S_ISREG(st.st_mode)) {
+    why = S_ISFIFO(st.st_mode)                         ? "it is a FIFO, not a regular file"
+          : S_ISDIR(st.st_mode)                        ? "it is a directory, not a regular file"
+          : S_ISSOCK(st.st_mode)                       ? "it is a socket, not a regular file"
+          : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "it is a device, not a regular file"
+                                                       : "it is not a regular file";
+  } else if (st.st_size > kMaxDesktopFileSize) {
+    why = "it is larger than 1 MiB, too large for a desktop entry";
+  } else {
+    text.resize(size_t(st.st_size));
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        why = str_cat("it cannot be read (", strerror(errno), ")");
+        break;
+      }
+      if (n == 0) break;  // It shrank since fstat.
+      got += size_t(n);
+    }
+    text.resize(got);
+  }
+  close(fd);
+  if (!why.empty()) return make_error(errc::io, std::move(why));
+
   desktop_entry entry;
   bool in_main_group = false;
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     std::string_view l = trim(line);

@@ -27,9 +27,13 @@ struct desktop_entry {
 // "false", a typo) is false.
 inline bool is_true(const std::optional<std::string>& value) { return value == "true"; }
 
-// The entry's keys; nothing when file is not a readable regular file of a
-// sensible size (at most 1 MiB).
-std::optional<desktop_entry> read_desktop_entry(const std::string& file);
+// The entry's keys. Fails with io and the reason ("it is a FIFO, not a
+// regular file", "it is larger than 1 MiB, ...", "it cannot be read
+// (Permission denied)"), when file is not a readable
+// regular file of a sensible size. The file is opened without blocking and
+// its type checked on the open descriptor, so a FIFO (or a file swapped for
+// one after a look) never stalls the caller.
+result<desktop_entry> read_desktop_entry(const std::string& file);
 
 // Undoes the general escapes of a string value (\s \n \t \r \\). Anything
 // else after a backslash is kept with its backslash, so that Exec's quoting

@@ -45,6 +45,22 @@ std::string exit_text(int status) {
   return str_cat("ended (wait status ", std::to_string(status), ")");
 }
 
+// The note for desktop entries that matched but could not be started: each
+// by its path and why, so that a broken entry is not mistaken for a missing
+// one.
+std::string rejected_text(const std::string& app, const std::vector<rejected_entry>& rejected) {
+  std::string text = str_cat("no window matches \"", app,
+                             "\" and no executable of that name is on PATH; nothing was started, "
+                             "as ",
+                             rejected.size() == 1 ? "the desktop entry of that name was"
+                                                  : "the desktop entries of that name were",
+                             " rejected: ");
+  for (size_t i = 0; i < rejected.size(); ++i) {
+    text += str_cat(i == 0 ? "" : "; ", rejected[i].file, " (", rejected[i].why, ")");
+  }
+  return text;
+}
+
 class open_application final : public desktop_op {
  public:
   explicit open_application(std::string app) : app_(std::move(app)) {}
@@ -53,11 +69,15 @@ class open_application final : public desktop_op {
     auto windows = list_client_windows(d.conn, *d.atoms, d.root);
     if (auto w = match_window(windows, app_)) return activate(d, *w);
     const launch_env env = launch_env::from_environment();
-    auto spec = find_launchable(app_, env);
-    if (!spec) {
+    std::vector<rejected_entry> rejected;
+    auto spec = find_launchable(app_, env, &rejected);
+    if (!spec && rejected.empty()) {
       return answer(false, str_cat("no window matches \"", app_,
                                    "\" and no executable or desktop entry of that name was found"));
     }
+    // Entries that exist but cannot run are an error, as an entry whose
+    // Terminal= or Path= cannot be honoured is below: the entry needs fixing.
+    if (!spec) return desktop_result{tool_result::failure(rejected_text(app_, rejected)), {}};
     auto command = prepare_launch(*spec, env);
     if (!command) return desktop_result{tool_result::failure(command.err().message), {}};
     auto program = spawn_watched(command->argv, spawn_options{command->working_dir});

@@ -180,4 +180,40 @@ std::string describe_parse_error(std::string_view line, simdjson::error_code dom
   return out + simdjson::error_message(dom_error);
 }
 
+size_t json_tokens(std::string_view text, size_t limit) {
+  size_t tokens = 0;
+  bool in_string = false;
+  bool after_break = true;  // The next value character starts a token.
+  for (size_t i = 0; i < text.size() && tokens <= limit; ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // The escaped character, a quote included, stays in the string.
+      } else if (c == '"') {
+        in_string = false;
+        after_break = true;
+      }
+      continue;
+    }
+    switch (c) {
+      case '{': case '}': case '[': case ']': case ',': case ':':
+        ++tokens;
+        after_break = true;
+        break;
+      case ' ': case '\t': case '\n': case '\r':
+        after_break = true;
+        break;
+      case '"':
+        ++tokens;
+        in_string = true;
+        break;
+      default:
+        if (after_break) ++tokens;
+        after_break = false;
+        break;
+    }
+  }
+  return tokens;
+}
+
 }  // namespace cu

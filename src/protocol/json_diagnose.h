@@ -20,4 +20,21 @@ namespace cu {
 // nothing more precise is known.
 std::string describe_parse_error(std::string_view line, simdjson::error_code dom_error);
 
+// The most JSON tokens a request line may hold. simdjson's DOM parser keeps
+// 4 bytes of index per token and up to 16 bytes of tape per value, so a line
+// of 64 MiB that is all tokens ("[0,0,0,...]") would cost 14 times its size;
+// bounded, the parser's tape and indexes stay under 20 MiB whatever the
+// line, and its copies of the strings take the line's size and 5 bytes a
+// string (their length and a NUL) at most. No request needs
+// as many: a batch array of 100 requests of 100 steps holds some 100,000.
+// A line of up to kMaxJsonTokens bytes cannot pass it, so only longer lines
+// are counted.
+inline constexpr size_t kMaxJsonTokens = size_t{1} << 20;
+
+// The tokens of a JSON text as simdjson's first stage counts them: each of
+// { } [ ] , : outside strings, each string, and each other value (a number,
+// true, false or null). Counting stops at limit + 1. A malformed text is
+// counted the same way, so its cost is bounded too.
+size_t json_tokens(std::string_view text, size_t limit);
+
 }  // namespace cu

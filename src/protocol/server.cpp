@@ -48,7 +48,7 @@ std::unique_ptr<a11y> make_a11y([[maybe_unused]] const config& cfg,
   return nullptr;
 }
 
-// Parser capacity kept between frames; requests are normally tiny.
+// The longest line the kept parser takes; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
 
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
@@ -58,7 +58,7 @@ bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_u
 server::server(uv_loop_t* loop, config cfg, input_guard guard)
     : loop_(loop),
       cfg_(std::move(cfg)),
-      splitter_(cfg_.max_frame_bytes),
+      splitter_(cfg_.max_frame_bytes, simdjson::SIMDJSON_PADDING),
       tools_list_json_(tools_list_json(cfg_.toolsets_on)),
       in_(
           loop, [this](const char* d, size_t n) { on_stdin(d, n); },
@@ -148,8 +148,8 @@ void server::feed_input(const char* data, size_t n) {
   if (!over_bounds()) {
     used = splitter_.feed(
         data, n,
-        [this](std::string_view line) {
-          on_frame(line);
+        [this](std::string_view line, bool padded) {
+          on_frame(line, padded);
           return !over_bounds();
         },
         [this] {
@@ -196,12 +196,12 @@ void server::on_stdin_end(int status) {
     held_end_ = status;  // After the held input is dispatched.
     return;
   }
-  splitter_.finish([this](std::string_view line) { on_frame(line); });
+  splitter_.finish([this](std::string_view line, bool padded) { on_frame(line, padded); });
   if (status != 0) log(log_level::warn, "stdin read failed: %s", uv_strerror(status));
   begin_stop(stop_reason::eof);
 }
 
-void server::on_frame(std::string_view line) {
+void server::on_frame(std::string_view line, bool padded) {
   if (stopping_) return;
   actor_.note_activity();
   // The idle release also ends the session's grants (the actor releases
@@ -214,13 +214,25 @@ void server::on_frame(std::string_view line) {
     grants_ = session_grants{};
   }
   last_request_ = now;
-  // The parser keeps buffers as large as the largest document it has seen;
-  // after a huge frame (a long write_clipboard, say), give that memory back.
-  if (parser_.capacity() > kParserKeepBytes && line.size() <= kParserKeepBytes) {
-    parser_ = simdjson::dom::parser();
+  // A line's tokens, not its bytes, are what makes the DOM parser's tape
+  // large (see kMaxJsonTokens); a line no longer than the bound cannot pass it.
+  if (line.size() > kMaxJsonTokens && json_tokens(line, kMaxJsonTokens) > kMaxJsonTokens) {
+    out_.send(render_error("null", rpc_error::invalid_request,
+                           "Invalid Request: a request line holds at most " +
+                               std::to_string(kMaxJsonTokens) +
+                               " JSON tokens (brackets, commas, colons and values); "
+                               "send long data as one string"));
+    return;
   }
+  // A parser keeps buffers as large as the largest document it has seen. A
+  // long line (a long write_clipboard, say) gets a parser of its own, freed
+  // as soon as the line is done, so parser_ stays small. Nothing keeps an
+  // element of the document past this function.
+  simdjson::dom::parser long_line_parser;
+  simdjson::dom::parser& parser = line.size() > kParserKeepBytes ? long_line_parser : parser_;
   element doc;
-  if (auto err = parser_.parse(line.data(), line.size()).get(doc)) {
+  // A padded line is parsed where it is; otherwise simdjson copies it.
+  if (auto err = parser.parse(line.data(), line.size(), !padded).get(doc)) {
     out_.send(render_error("null", rpc_error::parse_error, describe_parse_error(line, err)));
     return;
   }

@@ -79,7 +79,8 @@ class server {
   void feed_input(const char* data, size_t n);
   bool over_bounds() const;
   void relieve_pressure();
-  void on_frame(std::string_view line);
+  // padded: SIMDJSON_PADDING readable bytes follow the line (frame_splitter).
+  void on_frame(std::string_view line, bool padded);
   void on_message(simdjson::dom::element doc);
   // params: the request's params object; nothing when it is absent (or an
   // array, which no method here takes). Never a default-constructed

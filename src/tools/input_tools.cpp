@@ -11,6 +11,7 @@
 #include "tools/handlers.h"
 #include "tools/tool_call.h"
 #include "util/str_cat.h"
+#include "util/utf8.h"
 
 namespace cu {
 namespace {
@@ -160,17 +161,18 @@ void handle_left_mouse_up(tool_call& call) {
 result<std::vector<typed_char>> text_keystrokes(tool_call& call, size_t* characters) {
   auto text = arg_string(call.args, "text");
   if (!text) return text.take_error();
-  auto keys = keystrokes_for_text(*text, characters);
-  if (!keys) return keys.take_error();
-  if (*characters > kMaxTypeCharacters) {
+  // Counted before the keystrokes are made: they take 8 bytes a character,
+  // which for a text as long as a request line may be is half a gigabyte.
+  size_t count = count_code_points(*text);
+  if (count > kMaxTypeCharacters) {
     return make_error(errc::invalid_argument,
                       str_cat("Invalid argument \"text\": ", std::string(call.tool_name()),
                               " takes at most ", std::to_string(kMaxTypeCharacters),
-                              " characters per call, got ", std::to_string(*characters),
+                              " characters per call, got ", std::to_string(count),
                               "; split the text over several calls, or write_clipboard it and "
                               "paste with key ctrl+v"));
   }
-  return keys;
+  return keystrokes_for_text(*text, characters);
 }
 
 void handle_type(tool_call& call) {

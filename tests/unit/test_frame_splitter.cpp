@@ -250,3 +250,34 @@ TEST_CASE("stopping on a frame that was joined from pieces keeps the rest") {
   CHECK(frames == std::vector<std::string>{"hello"});
   CHECK(s.buffered() == 0);
 }
+
+TEST_CASE("a frame joined from pieces has the padding after it, one from a single chunk not") {
+  cu::frame_splitter s(1024, 64);
+  std::vector<std::pair<std::string, bool>> frames;
+  std::vector<size_t> spare;
+  auto on_frame = [&](std::string_view f, bool padded) {
+    frames.emplace_back(f, padded);
+    if (padded) spare.push_back(s.buffer_capacity() - s.buffered());
+  };
+  auto never = [] { FAIL("no frame is oversized"); };
+  const std::string a = "whole\nspl", b = "it\n";
+  s.feed(a.data(), a.size(), on_frame, never);
+  s.feed(b.data(), b.size(), on_frame, never);
+  CHECK(frames == std::vector<std::pair<std::string, bool>>{{"whole", false}, {"split", true}});
+  REQUIRE(spare.size() == 1);
+  CHECK(spare[0] >= 64);
+}
+
+TEST_CASE("the buffer a long line needed is freed once the line is yielded") {
+  const size_t long_line = cu::frame_splitter::kKeepBytes * 4;
+  cu::frame_splitter s(long_line * 2);
+  size_t frames = 0;
+  auto on_frame = [&](std::string_view f) { frames += f.size() == long_line ? 1 : 0; };
+  auto never = [] { FAIL("no frame is oversized"); };
+  const std::string piece(long_line / 8, 'x');
+  for (int i = 0; i < 8; ++i) s.feed(piece.data(), piece.size(), on_frame, never);
+  CHECK(s.buffer_capacity() >= long_line);
+  s.feed("\n", 1, on_frame, never);
+  CHECK(frames == 1);
+  CHECK(s.buffer_capacity() <= cu::frame_splitter::kKeepBytes);
+}

@@ -70,3 +70,21 @@ TEST_CASE("a huge token is not echoed whole") {
   CHECK(m.size() < 300);
   CHECK_THAT(m, Catch::Contains("(in \"id\")"));
 }
+
+TEST_CASE("json tokens count punctuation, strings and other values, not what strings hold") {
+  CHECK(cu::json_tokens(R"({"a":[1, 22,true]})", 100) == 11);
+  CHECK(cu::json_tokens(R"("x,y:[z]{}")", 100) == 1);
+  CHECK(cu::json_tokens(R"(["a\"],[", 0])", 100) == 5);
+  CHECK(cu::json_tokens("  ", 100) == 0);
+}
+
+TEST_CASE("json tokens count a malformed text as the parser's first stage would") {
+  CHECK(cu::json_tokens("[0 0 0", 100) == 4);
+  CHECK(cu::json_tokens(R"("unterminated, [0,0])", 100) == 1);
+}
+
+TEST_CASE("json tokens stop counting past the limit") {
+  std::string dense = "[";
+  for (int i = 0; i < 1000; ++i) dense += "0,";
+  CHECK(cu::json_tokens(dense, 10) == 11);
+}

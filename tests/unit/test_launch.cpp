@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -379,6 +380,85 @@ TEST_CASE("hidden entries, links and entries that cannot run are skipped") {
     INFO(name);
     CHECK_FALSE(cu::find_launchable(name, f.env));
   }
+}
+
+// The one rejection find_launchable reports for name, after checking that
+// nothing was found.
+cu::rejected_entry only_rejection(std::string_view name, const cu::launch_env& env) {
+  std::vector<cu::rejected_entry> rejected;
+  INFO(name);
+  CHECK_FALSE(cu::find_launchable(name, env, &rejected));
+  REQUIRE(rejected.size() == 1);
+  return rejected[0];
+}
+
+TEST_CASE("a desktop entry that matches but cannot run is reported with its path and why") {
+  launch_fixture f;
+  const std::map<std::string, std::pair<std::string, std::string>> cases = {
+      {"quote", {"Exec=tool \"oops\n", "desktop Exec value has an unterminated \""}},
+      {"percent", {"Exec=tool 100%\n", "desktop Exec value ends with a lone %"}},
+      {"field", {"Exec=tool %z\n", "desktop Exec value uses an unknown field code (%z)"}},
+      {"relative",
+       {"Exec=./bin/tool\n",
+        "its Exec program \"./bin/tool\" is a relative path (only a bare name, looked up on "
+        "PATH, or an absolute path is run)"}},
+      {"missing", {"Exec=no-such-program\n",
+                   "its Exec program \"no-such-program\" is not an executable on PATH"}},
+      {"notes", {"Exec=" + f.bin() + "/notes\n",
+                 "its Exec program \"" + f.bin() + "/notes\" is not an executable file"}},
+      {"tryexec", {"TryExec=/nonexistent/tool\nExec=tool\n",
+                   "its TryExec program \"/nonexistent/tool\" is not an executable file"}},
+      {"tryexec-name", {"TryExec=no-such-program\nExec=tool\n",
+                        "its TryExec program \"no-such-program\" is not an executable on PATH"}},
+      {"hidden", {"Hidden=true\nExec=tool\n", "it says Hidden=true, which marks it deleted"}},
+      {"noexec", {"Name=Nothing\n", "it has no Exec key"}},
+  };
+  for (const auto& [name, body_why] : cases) {
+    write_file(f.apps1() + "/" + name + ".desktop", entry("Type=Application\n" + body_why.first));
+  }
+  write_file(f.apps1() + "/link.desktop", entry("Type=Link\nURL=https://example.com\n"));
+  write_file(f.apps1() + "/notype.desktop", entry("Exec=tool\n"));
+  for (const auto& [name, body_why] : cases) {
+    auto r = only_rejection(name, f.env);
+    CHECK(r.file == f.apps1() + "/" + name + ".desktop");
+    CHECK(r.why == body_why.second);
+  }
+  CHECK(only_rejection("link", f.env).why == "its Type is \"Link\", not \"Application\"");
+  CHECK(only_rejection("notype", f.env).why ==
+        "it has no Type key in its [Desktop Entry] group (an application's is "
+        "Type=Application)");
+}
+
+TEST_CASE("a FIFO or a directory as a desktop file is reported, and reading a FIFO never blocks") {
+  launch_fixture f;
+  // Nobody ever writes to the FIFO: a blocking open would wait for ever.
+  REQUIRE(mkfifo((f.apps1() + "/fifo.desktop").c_str(), 0644) == 0);
+  make_dir(f.apps1() + "/dir.desktop");
+  auto fifo = only_rejection("fifo", f.env);
+  CHECK(fifo.file == f.apps1() + "/fifo.desktop");
+  CHECK(fifo.why == "it is a FIFO, not a regular file");
+  CHECK(only_rejection("dir", f.env).why == "it is a directory, not a regular file");
+  // The search by Name reads every file, the FIFO too, and goes on past it.
+  write_file(f.apps2() + "/zz.desktop", entry("Type=Application\nName=Zed\nExec=tool zed\n"));
+  auto zed = cu::find_launchable("zed", f.env);
+  REQUIRE(zed);
+  CHECK(zed->argv == strings{f.tool(), "zed"});
+}
+
+TEST_CASE("an entry matched by Name but unusable is reported, and a usable one after it wins") {
+  launch_fixture f;
+  write_file(f.apps1() + "/a.desktop", entry("Type=Application\nName=Viewer\nExec=tool \"x\n"));
+  std::vector<cu::rejected_entry> rejected;
+  CHECK_FALSE(cu::find_launchable("viewer", f.env, &rejected));
+  REQUIRE(rejected.size() == 1);
+  CHECK(rejected[0].file == f.apps1() + "/a.desktop");
+
+  write_file(f.apps2() + "/b.desktop", entry("Type=Application\nName=Viewer\nExec=tool b\n"));
+  rejected.clear();
+  auto found = cu::find_launchable("viewer", f.env, &rejected);
+  REQUIRE(found);
+  CHECK(found->source == f.apps2() + "/b.desktop");
+  CHECK(rejected.size() == 1);
 }
 
 TEST_CASE("a TryExec that resolves lets the entry run") {

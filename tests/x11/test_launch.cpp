@@ -298,3 +298,54 @@ TEST_CASE("no terminal emulator on PATH, or an unusable Path=, is an error and s
   CHECK(stat(marker.c_str(), &st) != 0);
   CHECK(processes_on_display("cat", x.display()).empty());
 }
+
+TEST_CASE("a desktop entry that exists but is rejected is named with why, and nothing starts") {
+  xvfb x;
+  xdg_home home;
+  const std::string bin = home.root + "/bin";
+  REQUIRE(mkdir(bin.c_str(), 0755) == 0);
+  REQUIRE(symlink("/bin/sh", (bin + "/sh").c_str()) == 0);
+  const std::string marker = home.root + "/ran";
+  const std::string touch = "sh -c \"touch " + marker + "\"";
+  // Each would start the program that leaves the marker, were it usable.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"cu-quote-test", "Exec=sh -c \"touch " + marker + "\n"},
+      {"cu-percent-test", "Exec=" + touch + " %\n"},
+      {"cu-field-test", "Exec=" + touch + " %z\n"},
+      {"cu-relative-test", "Exec=./bin/" + touch + "\n"},
+      {"cu-tryexec-test", "TryExec=/nonexistent/program\nExec=" + touch + "\n"},
+  };
+  const std::map<std::string, std::string> why = {
+      {"cu-quote-test", "desktop Exec value has an unterminated \""},
+      {"cu-percent-test", "desktop Exec value ends with a lone %"},
+      {"cu-field-test", "desktop Exec value uses an unknown field code (%z)"},
+      {"cu-relative-test", "its Exec program \"./bin/sh\" is a relative path"},
+      {"cu-tryexec-test", "its TryExec program \"/nonexistent/program\" is not an executable file"},
+      {"cu-fifo-test", "it is a FIFO, not a regular file"},
+  };
+  for (const auto& [id, body] : cases) home.entry(id, body);
+  // Nobody writes to it: reading it without O_NONBLOCK would stall the
+  // desktop thread, and the call would never be answered.
+  const std::string fifo = home.root + "/data/applications/cu-fifo-test.desktop";
+  REQUIRE(mkfifo(fifo.c_str(), 0644) == 0);
+  std::map<std::string, std::string> env = home.env();
+  env["PATH"] = bin;
+  server_process s(x.display(), env);
+
+  for (const auto& [id, reason] : why) {
+    auto r = s.call_tool("open_application", app_args(id));
+    INFO(id << ": " << r->text);
+    REQUIRE(is_error(*r));
+    const std::string text = text_of(*r);
+    CHECK(contains(text, "no window matches \"" + id + "\""));
+    CHECK(contains(text, "nothing was started"));
+    CHECK(contains(text, home.root + "/data/applications/" + id + ".desktop (" + reason));
+  }
+  // A name nothing matches is still answered as before.
+  auto none = s.call_tool("open_application", app_args("cu-no-such-entry"));
+  CHECK_FALSE(is_error(*none));
+  CHECK(contains(text_of(*none), "no executable or desktop entry of that name was found"));
+
+  struct stat st;
+  CHECK(stat(marker.c_str(), &st) != 0);
+}

@@ -100,6 +100,70 @@ TEST_CASE("a client that stops reading costs bounded memory, given back once it 
   CHECK(drained.rss - idle_kib < allowance / 3);
 }
 
+TEST_CASE("a 63 MiB request line costs at most twice its size, and its memory is given back") {
+  xvfb x;
+  // simdjson reserves address space in proportion to a document's bytes
+  // (some 14 times them) and touches only what the document uses; meson
+  // test's MALLOC_PERTURB_ would fill every reservation and measure that
+  // instead, so it is off for this server.
+  server_process s(x.display(), {{"ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1:"
+                                                  "quarantine_size_mb=16"},
+                                 {"MALLOC_PERTURB_", "0"}});
+  REQUIRE_FALSE(is_error(*s.call_tool("cursor_position")));
+  const int64_t idle_kib = process_memory(s.pid()).rss;
+  // Under CU_MAX_FRAME_BYTES (64 MiB) with the request around it.
+  constexpr size_t kFill = size_t{63} << 20;
+  const int64_t line_kib = int64_t(kFill >> 10);
+  // The line itself, the strings simdjson copies out of it, and the parser's
+  // bounded tape (json_tokens' bound); the sanitizer's own shadow and
+  // bookkeeping on top under ASan.
+  const int64_t allowance = 2 * line_kib + (kSanitized ? 96 : 24) * 1024;
+  auto check_peak = [&](const char* what) {
+    const memory_kib m = process_memory(s.pid());
+    INFO(what << ": idle " << idle_kib << " KiB, peak " << m.peak << " KiB, now " << m.rss
+              << " KiB, for a line of " << line_kib << " KiB");
+    // The peak is since the server started, so a line whose memory was kept
+    // would also show in the next line's figure.
+    CHECK(m.peak - idle_kib < allowance);
+  };
+
+  // One long string argument: the line and its copy in the parser.
+  auto padded = s.call_tool("cursor_position",
+                            R"({"padding":")" + std::string(kFill, 'a') + R"("})");
+  CHECK_FALSE(is_error(*padded));
+  check_peak("cursor_position with a long string");
+
+  // type refuses it for its length, before turning it into keystrokes.
+  auto typed = s.call_tool("type", R"({"text":")" + std::string(kFill, 'a') + R"("})");
+  CHECK(is_error(*typed));
+  CHECK_THAT(text_of(*typed), Catch::Contains("at most 5000 characters"));
+  check_peak("type with a long text");
+
+  // Tokens cost the DOM parser up to 20 bytes each: a line that is all
+  // tokens is refused before it is parsed.
+  std::string tokens = "[";
+  tokens.reserve(kFill + 2);
+  while (tokens.size() < kFill) tokens += "0,";
+  tokens += "0]";
+  s.send(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"cursor_position",)"
+         R"("arguments":{"padding":)" + tokens + "}}}");
+  tokens = {};
+  auto answer = s.read_line();
+  REQUIRE(answer);
+  auto dense = parse_json(std::move(*answer));
+  std::string_view message;
+  REQUIRE(dense->root["error"]["message"].get(message) == simdjson::SUCCESS);
+  CHECK(dense->root["error"]["code"].get_int64().value() == -32600);
+  CHECK_THAT(std::string(message), Catch::Contains("JSON tokens"));
+  check_peak("cursor_position with a long array");
+
+  // The memory comes back without waiting for another large line.
+  CHECK(s.request("ping")->root["result"].is_object());
+  const memory_kib after = process_memory(s.pid());
+  INFO("idle " << idle_kib << " KiB, after the lines " << after.rss << " KiB");
+  CHECK(after.rss - idle_kib < 16 * 1024);
+}
+
 TEST_CASE("a cancelled request is answered only when its cancel came after the answer") {
   session t(std::map<std::string, std::string>{{"CU_LOG_LEVEL", "debug"}});
   server_process& s = t.s;
