@@ -84,7 +84,10 @@ bool damage_monitor::connect() {
   reply_ptr<xcb_get_input_focus_reply_t> sync(
       xcb_get_input_focus_reply(conn, xcb_get_input_focus(conn), nullptr));
   if (!sync) return false;
+  auto atoms = intern_atoms(conn);
+  if (!atoms) return false;
   std::lock_guard<std::mutex> lock(mu_);
+  atoms_ = *atoms;
   conn_generation_ = generations_.current();
   first_event_ = ext->first_event;
   conn_ = std::move(*c);
@@ -173,8 +176,12 @@ void damage_monitor::serve_syncs() {
               xcb_translate_coordinates_reply(c, where, nullptr));
           reply_ptr<xcb_get_window_attributes_reply_t> at(
               xcb_get_window_attributes_reply(c, attrs, nullptr));
+          std::optional<std::string> refusal;
+          if (g && t && at) refusal = client_window_refusal(c, atoms_, root_, req.window);
           if (!g || !t || !at) {
             a.error = str_cat("window ", window_id_text(req.window), " no longer exists");
+          } else if (refusal) {
+            a.error = std::move(*refusal);
           } else if (at->map_state != XCB_MAP_STATE_VIEWABLE) {
             a.error = str_cat("window ", window_id_text(req.window),
                               " is not shown (minimized or unmapped)");

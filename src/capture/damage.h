@@ -26,6 +26,7 @@
 
 #include "core/generation.h"
 #include "core/geometry.h"
+#include "x11/atoms.h"
 #include "x11/connection.h"
 
 namespace cu {
@@ -129,6 +130,7 @@ class damage_monitor {
   };
   std::vector<sync_request> syncs_;  // Guarded by mu_.
   xcb_window_t root_ = 0;            // Guarded by mu_.
+  x11_atoms atoms_;                  // Guarded by mu_; tells applications' windows apart.
 
   std::thread thread_;
 };

@@ -134,6 +134,7 @@ void grabber::disconnect() {
   fallback_reply_.reset();
   conn_.reset();
   screen_ = nullptr;
+  atoms_.reset();
 }
 
 error grabber::lost(const char* what) {
@@ -316,6 +317,14 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
   if (window == root) {
     return make_error(errc::x_failed, "the root window is the screen: take a screenshot "
                                       "without `window`");
+  }
+  if (!atoms_) {
+    auto a = intern_atoms(c);
+    if (!a) return a.take_error();
+    atoms_ = *a;
+  }
+  if (auto why = client_window_refusal(c, *atoms_, root, window)) {
+    return make_error(errc::invalid_argument, std::move(*why));
   }
   if (attributes->map_state != XCB_MAP_STATE_VIEWABLE) {
     return make_error(errc::x_failed,

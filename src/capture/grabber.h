@@ -12,6 +12,7 @@
 #include "core/geometry.h"
 #include "capture/scale.h"
 #include "util/result.h"
+#include "x11/atoms.h"
 #include "x11/connection.h"
 #include "core/generation.h"
 
@@ -64,7 +65,10 @@ class grabber {
   // The inside of window (no border), or part of it (a rectangle in the
   // window's own coordinates, cut to the window), into the reused buffer.
   // A window that no longer exists, or is not viewable (minimized,
-  // unmapped), is an x_failed error that says so and names it.
+  // unmapped), is an x_failed error that says so and names it; an id that
+  // is no application's window (the root, this server's own, an
+  // override-redirect window, one list_windows would not list:
+  // client_window_refusal) is an invalid_argument error saying which.
   // Read from the pixmap of its top-level window when keep_window_pixels
   // holds, else from the screen (only the part on screen, and with
   // whatever covers it).
@@ -90,6 +94,9 @@ class grabber {
   xcb_ptr conn_;
   xcb_screen_t* screen_ = nullptr;
   pixel_layout layout_;
+  // The atoms telling an application's window from others, interned on
+  // the first grab_window of a connection.
+  std::optional<x11_atoms> atoms_;
   bool keep_window_pixels_ = false;
   bool composite_ = false;  // This connection keeps top-level windows' pixels.
   bool shm_present_ = false;

@@ -78,8 +78,10 @@ std::unique_ptr<desktop_op> make_switch_display(std::string requested,
 
 // window_ops.cpp: the windows toolset. session and area: the coordinate
 // session and display area image-space geometry refers to (none: what a
-// screenshot would establish now).
+// screenshot would establish now). max_windows: the most windows listed
+// (the focused one, then the topmost).
 std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
+                                              int max_windows,
                                               std::optional<coord_session> session,
                                               std::optional<rect> area);
 // By id, or (id None) the window app names, as open_application matches.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "core/json_writer.h"
 #include "desktop/activation.h"
@@ -41,11 +42,6 @@ constexpr uint32_t kSourcePager = 2;
 
 desktop_result fail(std::string message) {
   return desktop_result{tool_result::failure(std::move(message)), {}};
-}
-
-std::string no_such_window(xcb_window_t id) {
-  return str_cat("no window ", window_id_text(id),
-                 ": it is gone or is not an application's window (list_windows gives the ids)");
 }
 
 // The basis image-space geometry is given in: the coordinate session (a
@@ -98,9 +94,13 @@ void watch_window(desktop_context& d, xcb_window_t w) {
 
 class list_windows final : public desktop_op {
  public:
-  list_windows(std::string app, std::string title, std::optional<coord_session> session,
-               std::optional<rect> area)
-      : app_(ascii_lower(app)), title_(ascii_lower(title)), session_(session), area_(area) {}
+  list_windows(std::string app, std::string title, int max_windows,
+               std::optional<coord_session> session, std::optional<rect> area)
+      : app_(ascii_lower(app)),
+        title_(ascii_lower(title)),
+        max_windows_(max_windows),
+        session_(session),
+        area_(area) {}
 
   std::optional<desktop_result> start(desktop_context& d) override {
     std::vector<window_info> all = list_client_windows(d.conn, *d.atoms, d.root);
@@ -114,19 +114,37 @@ class list_windows final : public desktop_op {
         chosen.push_back(std::move(w));
       }
     }
-    std::vector<window_details> windows = describe_windows(d.conn, *d.atoms, d.root, chosen);
     std::optional<std::string> wm = window_manager_name(d.conn, *d.atoms, d.root);
     xcb_window_t active = wm ? active_window(d.conn, *d.atoms, d.root) : XCB_NONE;
     std::vector<xcb_window_t> focus = focus_chain(d.conn, d.root);
+    auto is_focused = [&](xcb_window_t id) {
+      return wm && active != XCB_NONE ? active == id
+                                      : std::find(focus.begin(), focus.end(), id) != focus.end();
+    };
+    // Past the bound, the windows kept are the focused one and then the
+    // topmost: the ones a caller is likeliest to act on. Only those are
+    // described, so a desktop of thousands costs no more than the bound.
+    std::vector<size_t> order;
+    for (size_t i = chosen.size(); i-- > 0;) {
+      if (is_focused(chosen[i].id)) order.insert(order.begin(), i); else order.push_back(i);
+    }
+    if (order.size() > size_t(max_windows_)) order.resize(size_t(max_windows_));
+    std::vector<window_info> kept;
+    std::unordered_map<xcb_window_t, size_t> index_of;  // In chosen: the stacking order.
+    for (size_t i : order) {
+      kept.push_back(chosen[i]);
+      index_of[chosen[i].id] = i;
+    }
+    std::vector<window_details> windows = describe_windows(d.conn, *d.atoms, d.root, kept);
     coord_session s = basis(d, session_, area_);
 
-    std::string out;
-    json_writer j(out);
-    j.begin_object().key("windows").begin_array();
+    // Each window's entry, in the order kept; then, under the byte bound,
+    // written bottom to top as the stacking order has them.
+    std::vector<std::pair<size_t, std::string>> entries;  // Index in chosen, JSON.
+    size_t bytes = 0;
     for (const window_details& w : windows) {
-      bool focused = wm && active != XCB_NONE
-                         ? active == w.info.id
-                         : std::find(focus.begin(), focus.end(), w.info.id) != focus.end();
+      std::string e;
+      json_writer j(e);
       j.begin_object().key("id").string(window_id_text(w.info.id));
       j.key("title").string(w.info.title).key("class").string(w.info.cls);
       j.key("instance").string(w.info.instance).key("pid");
@@ -138,18 +156,40 @@ class list_windows final : public desktop_op {
       j.key("frame_extents").begin_object().key("left").number(int64_t(w.frame.left));
       j.key("right").number(int64_t(w.frame.right)).key("top").number(int64_t(w.frame.top));
       j.key("bottom").number(int64_t(w.frame.bottom)).end_object();
-      j.key("focused").boolean(focused);
+      j.key("focused").boolean(is_focused(w.info.id));
       write_state(j, w.state, w.info.viewable);
       j.key("desktop");
       if (w.desktop) j.number(int64_t(*w.desktop)); else j.null();
       j.key("type").string(w.type).key("transient_for");
       if (w.transient_for != XCB_NONE) j.string(window_id_text(w.transient_for)); else j.null();
       j.end_object();
+      if (bytes + e.size() > kMaxListBytes) break;
+      bytes += e.size();
+      entries.emplace_back(index_of[w.info.id], std::move(e));
     }
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Windows that matched but are not listed; those gone meanwhile are not
+    // counted (they are no longer there to list).
+    const size_t omitted = chosen.size() - kept.size() +
+                           (windows.size() - entries.size());
+
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("windows").begin_array();
+    for (const auto& e : entries) j.raw(e.second);
     j.end_array().key("active");
     if (active != XCB_NONE) j.string(window_id_text(active)); else j.null();
     j.key("window_manager");
     if (wm) j.string(*wm); else j.null();
+    j.key("truncated").boolean(omitted != 0).key("omitted").number(int64_t(omitted));
+    if (omitted != 0) {
+      j.key("note").string(str_cat(
+          "the list is cut: ", std::to_string(omitted), " of ", std::to_string(chosen.size()),
+          " matching windows left out (at most ", std::to_string(max_windows_),
+          " windows and 512 KiB of them are listed: the focused one, then the topmost); app or "
+          "title narrows the list"));
+    }
     j.end_object();
     return desktop_result{tool_result::json(std::move(out)), {}};
   }
@@ -157,7 +197,14 @@ class list_windows final : public desktop_op {
   std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
 
  private:
+  // The most of one answer's window entries: 1000 windows of ordinary
+  // titles (max_windows' most) are some 460 KiB, while one title may be 4 KiB
+  // that JSON escapes make 24. The answer holds the list twice (its text and
+  // structuredContent), so its line stays under about 1.1 MiB.
+  static constexpr size_t kMaxListBytes = 512 * 1024;  // The note says "512 KiB".
+
   std::string app_, title_;
+  int max_windows_;
   std::optional<coord_session> session_;
   std::optional<rect> area_;
 };
@@ -169,15 +216,13 @@ class focus_window final : public desktop_op {
   const char* serial_key() const override { return "windows"; }
 
   std::optional<desktop_result> start(desktop_context& d) override {
-    std::vector<window_info> windows = list_client_windows(d.conn, *d.atoms, d.root);
     std::optional<window_info> w;
     if (id_ != XCB_NONE) {
-      for (const window_info& x : windows) {
-        if (x.id == id_) w = x;
-      }
-      if (!w) return fail(no_such_window(id_));
+      auto found = find_client_window(d.conn, *d.atoms, d.root, id_);
+      if (!found) return fail(found.err().message);
+      w = found->info;
     } else {
-      w = match_window(windows, app_);
+      w = match_window(list_client_windows(d.conn, *d.atoms, d.root), app_);
       if (!w) {
         return fail(str_cat("no window matches \"", app_,
                             "\" (focus_window launches nothing; open_application does)"));
@@ -226,7 +271,7 @@ class set_window_geometry final : public desktop_op {
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
-    if (!w) return fail(no_such_window(id_));
+    if (!w) return fail(w.err().message);
     s_ = basis(d, session_, area_);
     // Image pixels to device pixels: positions through the session's
     // origin, sizes by its scale.
@@ -374,7 +419,7 @@ class set_window_state final : public desktop_op {
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
-    if (!w) return fail(no_such_window(id_));
+    if (!w) return fail(w.err().message);
     const x11_atoms& a = *d.atoms;
     bool wm = window_manager_name(d.conn, a, d.root).has_value();
     bool ewmh_state = wm_supports(d.conn, a, d.root, a._NET_WM_STATE);
@@ -515,7 +560,8 @@ class close_window final : public desktop_op {
   const char* serial_key() const override { return "windows"; }
 
   std::optional<desktop_result> start(desktop_context& d) override {
-    if (!find_client_window(d.conn, *d.atoms, d.root, id_)) return fail(no_such_window(id_));
+    auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
+    if (!w) return fail(w.err().message);
     const x11_atoms& a = *d.atoms;
     watch_window(d, id_);
     if (wm_supports(d.conn, a, d.root, a._NET_CLOSE_WINDOW)) {
@@ -571,7 +617,7 @@ class close_window final : public desktop_op {
  private:
   // Gone: destroyed, or withdrawn (unmapped and no longer a client window).
   bool gone(desktop_context& d) {
-    return !find_client_window(d.conn, *d.atoms, d.root, id_).has_value() ||
+    return !find_client_window(d.conn, *d.atoms, d.root, id_) ||
            !window_area(d.conn, d.root, id_).has_value();
   }
 
@@ -637,9 +683,11 @@ class list_displays final : public desktop_op {
 }  // namespace
 
 std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
+                                              int max_windows,
                                               std::optional<coord_session> session,
                                               std::optional<rect> area) {
-  return std::make_unique<list_windows>(std::move(app), std::move(title), session, area);
+  return std::make_unique<list_windows>(std::move(app), std::move(title), max_windows, session,
+                                        area);
 }
 
 std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app) {

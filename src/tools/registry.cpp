@@ -127,7 +127,9 @@ constexpr std::string_view kListWindowsIn =
     R"({"type":"object","properties":{"app":{"type":"string","description":"Only windows whose)"
     R"( WM_CLASS (instance or class) or title contains this, case-insensitively."},)"
     R"("title":{"type":"string","description":"Only windows whose title contains this,)"
-    R"( case-insensitively."}}})";
+    R"( case-insensitively."},"max_windows":{"type":"integer","minimum":1,"maximum":1000,)"
+    R"("default":100,"description":"Windows listed at most: past it (or past 512 KiB), the)"
+    R"( focused one and then the topmost are kept (an extension)."}}})";
 constexpr std::string_view kListWindowsOut =
     R"({"type":"object","properties":{"windows":{"type":"array","items":{"type":"object",)"
     R"("properties":{"id":)" CU_STR R"(,"title":)" CU_STR R"(,"class":)" CU_STR
@@ -139,7 +141,10 @@ constexpr std::string_view kListWindowsOut =
     R"(,"transient_for":)" CU_STR_OR_NULL R"(},"required":["id","title","class","instance",)"
     R"("pid","device","image","frame_extents","focused","minimized","maximized","fullscreen",)"
     R"("above","viewable","desktop","type","transient_for"]}},"active":)" CU_STR_OR_NULL
-    R"(,"window_manager":)" CU_STR_OR_NULL R"(},"required":["windows","active","window_manager"]})";
+    R"(,"window_manager":)" CU_STR_OR_NULL R"(,"truncated":{"type":"boolean","description":)"
+    R"("The bounds left matching windows out."},"omitted":{"type":"integer","description":)"
+    R"("How many matching windows are not listed."},"note":)" CU_STR
+    R"(},"required":["windows","active","window_manager","truncated","omitted"]})";
 constexpr std::string_view kFocusWindowIn =
     R"({"type":"object","properties":{"window":)" CU_WINDOW_ID("The window to focus")
     R"(,"app":{"type":"string","description":"Or the application whose window to focus, by)"
@@ -351,7 +356,9 @@ const std::array<tool_def, 6> kWindowsTools = {{
      "List the application windows on the desktop, bottom to top: id, title, WM_CLASS, pid, "
      "geometry in device pixels and in the last screenshot's image pixels, frame extents, "
      "focus, state (minimized, maximized, fullscreen, above), desktop, type and the window it "
-     "is a dialog of. Optionally only those of an app or title. Returns them as JSON.",
+     "is a dialog of. Optionally only those of an app or title. At most max_windows (100) "
+     "are listed, the focused one and the topmost first kept; the answer says how many "
+     "were left out. Returns them as JSON.",
      kListWindowsIn, executor::desktop, kReadOnly, 0, handle_list_windows, kListWindowsOut},
     {"focus_window", "Focus a window",
      "Bring a window to the front and give it the keyboard focus, by id or by application "

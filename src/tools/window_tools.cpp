@@ -9,6 +9,11 @@ namespace cu {
 namespace {
 
 constexpr size_t kMaxFilterBytes = 1024;
+// How many windows list_windows lists by default and at most: a desktop
+// rarely has a hundred, and a client list any client may write can name
+// thousands (each entry is about 900 bytes of JSON).
+constexpr int64_t kDefaultWindowsListed = 100;
+constexpr int64_t kMaxWindowsListed = 1000;
 // Window geometry stays within what X can express (16-bit sizes, and
 // positions a window can have on a screen of up to 32767 pixels).
 constexpr int64_t kMaxPosition = 32767;
@@ -29,7 +34,9 @@ void handle_list_windows(tool_call& call) {
   if (!app) return call.fail(app.err().message);
   auto title = filter(call.args, "title");
   if (!title) return call.fail(title.err().message);
-  call.desktop(make_list_windows(std::move(*app), std::move(*title), call.session(),
+  auto most = arg_integer(call.args, "max_windows", 1, kMaxWindowsListed, kDefaultWindowsListed);
+  if (!most) return call.fail(most.err().message);
+  call.desktop(make_list_windows(std::move(*app), std::move(*title), int(*most), call.session(),
                                  call.display_area()));
 }
 

@@ -1,5 +1,6 @@
 // Owns: the atoms the desktop thread uses (selections, ICCCM and EWMH
-// window properties), interned once per connection in one batch.
+// window properties), interned once per connection in one batch; the capture
+// workers intern them too, to tell an application's window from others.
 // Thread affinity: plain values; intern_atoms runs on the thread that owns
 // the connection.
 #pragma once

@@ -1,7 +1,9 @@
 #include "x11/connection.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 namespace cu {
 namespace {
@@ -13,7 +15,33 @@ namespace {
 // are rare, so they are simply serialized.
 std::mutex g_connect_mutex;
 
+// The resource-id ranges of the open connections: X gives each client a base
+// and a mask, and every id the client makes (xcb_generate_id) is the base
+// with bits of the mask. A range is dropped when its connection closes, since
+// the X server then hands it to the next client.
+struct own_range {
+  const xcb_connection_t* conn;
+  uint32_t base, mask;
+};
+std::mutex g_own_mutex;
+std::vector<own_range> g_own;
+
 }  // namespace
+
+void x11_disconnect(xcb_connection_t* c) {
+  {
+    std::lock_guard<std::mutex> lock(g_own_mutex);
+    std::erase_if(g_own, [c](const own_range& r) { return r.conn == c; });
+  }
+  xcb_disconnect(c);
+}
+
+bool x11_ours(uint32_t id) {
+  std::lock_guard<std::mutex> lock(g_own_mutex);
+  return std::any_of(g_own.begin(), g_own.end(), [id](const own_range& r) {
+    return (id & ~r.mask) == r.base;
+  });
+}
 
 result<xcb_ptr> x11_connect(const std::string& display, int* screen_number) {
   xcb_connection_t* c;
@@ -28,6 +56,11 @@ result<xcb_ptr> x11_connect(const std::string& display, int* screen_number) {
                                                                : "is the X server running?";
     return make_error(errc::x_unavailable,
                       "cannot connect to X display \"" + display + "\" (" + why + ")");
+  }
+  const xcb_setup_t* setup = xcb_get_setup(c);
+  {
+    std::lock_guard<std::mutex> lock(g_own_mutex);
+    g_own.push_back(own_range{c, setup->resource_id_base, setup->resource_id_mask});
   }
   return xcb_ptr(c);
 }

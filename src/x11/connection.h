@@ -1,6 +1,9 @@
 // Owns: opening an xcb connection to the configured display with a clear
-// error, and reading what every user of the connection needs from the setup.
-// Thread affinity: a connection belongs to the one thread that opened it.
+// error, reading what every user of the connection needs from the setup, and
+// knowing which X resources (windows above all) belong to this process's own
+// connections.
+// Thread affinity: a connection belongs to the one thread that opened it;
+// x11_ours may be asked from any thread.
 #pragma once
 
 #include <xcb/xcb.h>
@@ -12,14 +15,23 @@
 
 namespace cu {
 
+// Closes a connection made by x11_connect (its resources stop being ours).
+void x11_disconnect(xcb_connection_t* c);
+
 struct xcb_disconnector {
-  void operator()(xcb_connection_t* c) const { xcb_disconnect(c); }
+  void operator()(xcb_connection_t* c) const { x11_disconnect(c); }
 };
 using xcb_ptr = std::unique_ptr<xcb_connection_t, xcb_disconnector>;
 
 // Connects to display (e.g. ":10"). On failure the error names the display.
 // Safe to call from any thread: connections are serialized (see the .cpp).
 result<xcb_ptr> x11_connect(const std::string& display, int* screen_number);
+
+// Whether the X resource id belongs to one of this process's open
+// connections (its resource-id base, from the connection setup): a window the
+// server made itself, such as the desktop thread's clipboard window, which no
+// tool may treat as an application's window whatever another client claims.
+bool x11_ours(uint32_t id);
 
 // Whether c's X server is still there. Reading is the only way to notice a
 // closed socket, so this reads whatever is waiting without blocking, and

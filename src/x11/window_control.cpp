@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "util/str_cat.h"
 #include "x11/connection.h"
 
 namespace cu {
@@ -103,15 +104,19 @@ std::vector<window_details> describe_windows(xcb_connection_t* c, const x11_atom
   return out;
 }
 
-std::optional<window_details> find_client_window(xcb_connection_t* c, const x11_atoms& a,
-                                                 xcb_window_t root, xcb_window_t id) {
-  for (const window_info& w : list_client_windows(c, a, root)) {
-    if (w.id != id) continue;
-    std::vector<window_details> d = describe_windows(c, a, root, {w});
-    if (d.empty()) return std::nullopt;
-    return std::move(d[0]);
+result<window_details> find_client_window(xcb_connection_t* c, const x11_atoms& a,
+                                          xcb_window_t root, xcb_window_t id) {
+  if (auto why = client_window_refusal(c, a, root, id)) {
+    return make_error(errc::invalid_argument, std::move(*why));
   }
-  return std::nullopt;
+  std::vector<window_info> info = describe_clients(c, a, {id});
+  std::vector<window_details> d;
+  if (!info.empty()) d = describe_windows(c, a, root, info);
+  if (d.empty()) {
+    return make_error(errc::x_failed, str_cat("no window ", window_id_text(id),
+                                              ": it is gone (closed)"));
+  }
+  return std::move(d[0]);
 }
 
 std::optional<std::string> window_manager_name(xcb_connection_t* c, const x11_atoms& a,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/geometry.h"
+#include "util/result.h"
 #include "x11/atoms.h"
 #include "x11/windows.h"
 
@@ -51,10 +52,12 @@ std::vector<window_details> describe_windows(xcb_connection_t* c, const x11_atom
                                              xcb_window_t root,
                                              const std::vector<window_info>& windows);
 
-// The client window with this id (list_client_windows), described; nothing
-// when there is none (gone, or not an application's window).
-std::optional<window_details> find_client_window(xcb_connection_t* c, const x11_atoms& a,
-                                                 xcb_window_t root, xcb_window_t id);
+// The client window with this id (one list_client_windows would list),
+// described; an error saying why when it is none (gone, the root, one of
+// ours, not an application's window: client_window_refusal). A few round
+// trips, however many windows there are.
+result<window_details> find_client_window(xcb_connection_t* c, const x11_atoms& a,
+                                          xcb_window_t root, xcb_window_t id);
 
 // The running EWMH window manager's _NET_WM_NAME ("Openbox"); nothing
 // without one (or with a stale _NET_SUPPORTING_WM_CHECK).

@@ -33,9 +33,25 @@ struct window_info {
   bool takes_focus = true;
 };
 
-// Top-level client windows, bottom to top where the order is known.
+// Top-level client windows, bottom to top where the order is known. A
+// client list any client may write is not taken on trust: the root, this
+// server's own windows (x11_ours), override-redirect and InputOnly windows,
+// a window inside another that no manager manages (no WM_STATE), an unmapped
+// window with neither WM_CLASS nor WM_STATE, and repeats are left out.
 std::vector<window_info> list_client_windows(xcb_connection_t* c, const x11_atoms& a,
                                              xcb_window_t root);
+
+// What list_client_windows reads of these windows (WM_CLASS, title, pid,
+// focus hints, whether viewable), asked all at once; gone ones left out.
+std::vector<window_info> describe_clients(xcb_connection_t* c, const x11_atoms& a,
+                                          const std::vector<xcb_window_t>& ids);
+
+// Why w is not one of the windows list_client_windows lists (the root, one
+// of ours, an override-redirect window, gone, not in the client list, ...),
+// as a message naming w that says where ids come from; nothing when it is.
+// A few round trips, however many windows there are.
+std::optional<std::string> client_window_refusal(xcb_connection_t* c, const x11_atoms& a,
+                                                 xcb_window_t root, xcb_window_t w);
 
 // The window app names, case-insensitively: WM_CLASS (instance or class)
 // equal, then the title equal, then WM_CLASS containing it, then the title

@@ -448,6 +448,20 @@ xcb_window_t x_client::create_window(int x, int y, int w, int h, rgb background)
   return win;
 }
 
+xcb_window_t x_client::create_app_window(int x, int y, int w, int h, rgb background) {
+  xcb_window_t win = xcb_generate_id(conn_);
+  uint32_t values[] = {pixel(background)};
+  xcb_create_window(conn_, XCB_COPY_FROM_PARENT, win, screen_->root, int16_t(x), int16_t(y),
+                    uint16_t(w), uint16_t(h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
+                    screen_->root_visual, XCB_CW_BACK_PIXEL, values);
+  const char cls[] = "cu-test\0CuTest";
+  xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, win, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING, 8,
+                      sizeof cls, cls);
+  xcb_map_window(conn_, win);
+  sync();
+  return win;
+}
+
 void x_client::fill(xcb_window_t w, int x, int y, int width, int height, rgb colour) {
   uint32_t fg = pixel(colour);
   xcb_change_gc(conn_, gc_, XCB_GC_FOREGROUND, &fg);

@@ -185,6 +185,10 @@ class x_client {
 
   // An override-redirect window, mapped, filled with background.
   xcb_window_t create_window(int x, int y, int w, int h, rgb background);
+  // An application's window (not override-redirect, with WM_CLASS), mapped
+  // and, without a window manager, viewable; filled with background. Only
+  // such windows are window ids the server's tools take.
+  xcb_window_t create_app_window(int x, int y, int w, int h, rgb background);
   void fill(xcb_window_t w, int x, int y, int width, int height, rgb colour);
   // Paints pseudo-random pixels (from seed) over the window's area: a screen
   // that compresses as badly as a photograph, or worse.

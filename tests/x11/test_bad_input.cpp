@@ -11,6 +11,8 @@
 
 #include "support/harness.h"
 #include "support/input_probe.h"
+#include "support/session_probe.h"
+#include "support/tool_calls.h"
 
 using namespace cu::test;
 
@@ -69,6 +71,27 @@ std::vector<bad_case> load_table() {
   return cases;
 }
 
+// <root> is the root window's id, <own> the server's own window's (the
+// desktop thread's, which it names): ids no client may hand the windows
+// tools, known only once the display and the server run.
+std::string with_windows(std::string request, x_observer& obs) {
+  auto put = [&](std::string_view tag, xcb_window_t w) {
+    for (size_t at = request.find(tag); at != std::string::npos; at = request.find(tag)) {
+      request.replace(at, tag.size(), hex(w));
+    }
+  };
+  put("<root>", obs.root());
+  if (request.find("<own>") != std::string::npos) {
+    xcb_window_t own = XCB_NONE;
+    for (xcb_window_t w : obs.top_levels()) {
+      if (obs.title(w) == "computer-use-mcp") own = w;
+    }
+    REQUIRE(own != XCB_NONE);
+    put("<own>", own);
+  }
+  return request;
+}
+
 // The request's id as JSON text, for cases answered by id.
 std::string id_of(const std::string& request) {
   auto j = parse_json(request);
@@ -83,10 +106,12 @@ TEST_CASE("every malformed input in the bad-input table gets its answer and chan
   std::vector<bad_case> cases = load_table();
   xvfb x;
   input_probe probe(x.display());
+  x_observer obs(x.display());
   server_process s(x.display(), {{"CU_MAX_FRAME_BYTES", "65536"}, {"CU_TOOLSETS", "all"}});
   int sync = 0;
   size_t checked = 0;
-  for (const bad_case& c : cases) {
+  for (bad_case& c : cases) {
+    c.request = with_windows(std::move(c.request), obs);
     INFO("bad_inputs.txt line " << c.line << ": " << c.request.substr(0, 300));
     std::string ping_id = "\"sync-";  // Appended: GCC 12 warns falsely on "x" + string.
     ping_id += std::to_string(++sync);

@@ -27,7 +27,7 @@ const std::map<std::string, std::string> kVisionOn = {{"CU_TOOLSETS", "vision,wi
 // A window of coloured blocks (a UI-like scene: edges and flat areas), the
 // same for the same seed.
 xcb_window_t paint_scene(x_client& x, int left, int top, int w, int h, uint32_t seed) {
-  xcb_window_t win = x.create_window(left, top, w, h, rgb{250, 250, 250});
+  xcb_window_t win = x.create_app_window(left, top, w, h, rgb{250, 250, 250});
   uint32_t state = seed * 2654435761u + 1;
   auto next = [&] {
     state = state * 1664525u + 1013904223u;

@@ -119,7 +119,7 @@ TEST_CASE("wait_for_change on a window, with quiet_ms, covers the whole change; 
           "an error") {
   xvfb x(1920, 1080);
   x_client painter(x.display());
-  xcb_window_t win = painter.create_window(200, 200, 400, 300, rgb{90, 90, 90});
+  xcb_window_t win = painter.create_app_window(200, 200, 400, 300, rgb{90, 90, 90});
   server_process s(x.display(), kVisionOn);
   ok_call(s, "screenshot", "{}");
 
@@ -165,7 +165,7 @@ TEST_CASE("wait_until_stable answers only once an animation has stopped") {
   xvfb x(1920, 1080);
   x_client painter(x.display());
   xcb_window_t anim = painter.create_window(100, 100, 300, 200, rgb{40, 40, 40});
-  xcb_window_t still = painter.create_window(900, 500, 300, 200, rgb{40, 40, 40});
+  xcb_window_t still = painter.create_app_window(900, 500, 300, 200, rgb{40, 40, 40});
   server_process s(x.display(), kVisionOn);
   ok_call(s, "screenshot", "{}");
 

@@ -45,6 +45,11 @@ class painted_window {
                       screen->root_visual, XCB_CW_BACK_PIXEL | XCB_CW_EVENT_MASK, values);
     xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, window_, XCB_ATOM_WM_NAME, XCB_ATOM_STRING,
                         8, uint32_t(title.size()), title.data());
+    // WM_CLASS, as every application's window has: without a window
+    // manager it is what makes a top-level window a client.
+    const char cls[] = "cu-painted\0CuPainted";
+    xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, window_, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING,
+                        8, sizeof cls, cls);
     // A user-given position, so a window manager keeps it.
     // Static gravity: a position asked for is the inside's, not the frame's.
     uint32_t hints[18] = {};

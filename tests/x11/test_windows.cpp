@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,78 @@ std::vector<std::string> tool_names(server_process& s) {
     names.emplace_back(t["name"].get_string().value());
   }
   return names;
+}
+
+// A client of the test's own that makes windows and writes the root's
+// client lists, as any client on the display may.
+class window_maker {
+ public:
+  explicit window_maker(const std::string& display) {
+    int screen = 0;
+    conn_ = xcb_connect(display.c_str(), &screen);
+    REQUIRE(xcb_connection_has_error(conn_) == 0);
+    root_ = xcb_setup_roots_iterator(xcb_get_setup(conn_)).data->root;
+  }
+  ~window_maker() { xcb_disconnect(conn_); }
+  window_maker(const window_maker&) = delete;
+  window_maker& operator=(const window_maker&) = delete;
+
+  struct spec {
+    std::string title;  // WM_NAME and WM_CLASS; none of them when empty.
+    bool override_redirect = false;
+    bool map = true;
+    xcb_window_t parent = XCB_NONE;  // The root when None.
+  };
+
+  // A 40x30 InputOutput window at (x, y); no round trip (sync() waits).
+  xcb_window_t window(int x, int y, const spec& sp) {
+    xcb_window_t w = xcb_generate_id(conn_);
+    const uint32_t values[] = {0xffffff, sp.override_redirect ? 1u : 0u};
+    xcb_create_window(conn_, XCB_COPY_FROM_PARENT, w, sp.parent != XCB_NONE ? sp.parent : root_,
+                      int16_t(x), int16_t(y), 40, 30, 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
+                      XCB_COPY_FROM_PARENT, XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT, values);
+    if (!sp.title.empty()) {
+      xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, w, XCB_ATOM_WM_NAME, XCB_ATOM_STRING, 8,
+                          uint32_t(sp.title.size()), sp.title.data());
+      const std::string cls = sp.title + '\0' + "CuPlanted" + '\0';
+      xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, w, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING, 8,
+                          uint32_t(cls.size()), cls.data());
+    }
+    if (sp.map) xcb_map_window(conn_, w);
+    return w;
+  }
+
+  // Replaces the root's WINDOW list property name with ids.
+  void plant(const char* name, const std::vector<xcb_window_t>& ids) {
+    auto* a = xcb_intern_atom_reply(conn_, xcb_intern_atom(conn_, 0, uint16_t(strlen(name)), name),
+                                    nullptr);
+    REQUIRE(a != nullptr);
+    xcb_change_property(conn_, XCB_PROP_MODE_REPLACE, root_, a->atom, XCB_ATOM_WINDOW, 32,
+                        uint32_t(ids.size()), ids.data());
+    free(a);
+    sync();
+  }
+
+  void sync() { free(xcb_get_input_focus_reply(conn_, xcb_get_input_focus(conn_), nullptr)); }
+
+ private:
+  xcb_connection_t* conn_ = nullptr;
+  xcb_window_t root_ = XCB_NONE;
+};
+
+bool exists(x_observer& obs, xcb_window_t w) {
+  xcb_connection_t* c = obs.connection();
+  auto* g = xcb_get_geometry_reply(c, xcb_get_geometry(c, w), nullptr);
+  free(g);
+  return g != nullptr;
+}
+
+// The server's own window: the desktop thread's, which it names.
+xcb_window_t server_window(x_observer& obs) {
+  for (xcb_window_t w : obs.top_levels()) {
+    if (obs.title(w) == "computer-use-mcp") return w;
+  }
+  return XCB_NONE;
 }
 
 }  // namespace
@@ -421,4 +494,125 @@ TEST_CASE("the windows tools refuse bad arguments with a message naming them, ch
   CHECK(contains(error_text(s, "list_windows", R"({"app":5})"), "Invalid argument \"app\""));
   CHECK(x_area(obs, term.top_level()) == before);
   CHECK(obs.viewable(term.top_level()));
+}
+
+TEST_CASE("a client list another client plants lists no root, no window of the server's own and no override-redirect window, and every tool taking a window refuses them, changing nothing") {
+  xvfb x(640, 480);
+  x_observer obs(x.display());
+  window_maker planter(x.display());
+  server_process s(x.display(), kWindowsOn);
+  ok_json(s, "list_windows");  // The desktop thread is connected: its window exists.
+  const xcb_window_t own = server_window(obs);
+  REQUIRE(own != XCB_NONE);
+  const xcb_window_t app = planter.window(20, 20, {.title = "cu-planted-app"});
+  const xcb_window_t popup =
+      planter.window(200, 20, {.title = "cu-planted-popup", .override_redirect = true});
+  const xcb_window_t inner = planter.window(5, 5, {.title = "cu-planted-inner", .parent = app});
+  const xcb_window_t junk = planter.window(300, 300, {.title = "", .map = false});
+  const std::vector<xcb_window_t> planted = {obs.root(), own, popup, inner, junk, app, app};
+  planter.plant("_NET_CLIENT_LIST", planted);
+  planter.plant("_NET_CLIENT_LIST_STACKING", planted);
+
+  // Listed: the application's window, once.
+  json_ptr list = ok_json(s, "list_windows");
+  CHECK(array_at(list->root, "windows").size() == 1);
+  CHECK(entry(*list, app).is_object());
+
+  const area popup_before = x_area(obs, popup), app_before = x_area(obs, app);
+  const area inner_before = x_area(obs, inner);
+  const xcb_window_t focus_before = obs.input_focus();
+  struct refusal {
+    xcb_window_t w;
+    const char* why;
+  };
+  for (const refusal& r : {refusal{obs.root(), "root window"},
+                           refusal{own, "this server's own window"},
+                           refusal{popup, "override-redirect"},
+                           refusal{inner, "not a top-level window"},
+                           refusal{junk, "neither WM_CLASS nor WM_STATE"}}) {
+    CAPTURE(hex(r.w));
+    CHECK(contains(error_text(s, "focus_window", window_args(r.w)), r.why));
+    CHECK(contains(error_text(s, "set_window_geometry",
+                              window_args(r.w, R"("x":1,"y":1,"width":3,"height":3,"units":"device")")),
+                   r.why));
+    CHECK(contains(error_text(s, "set_window_state", window_args(r.w, R"("state":"minimized")")),
+                   r.why));
+    CHECK(contains(error_text(s, "close_window", window_args(r.w, R"("force":true)")), r.why));
+    CHECK(contains(error_text(s, "screenshot", window_args(r.w)), r.why));
+    CHECK(contains(error_text(s, "zoom", window_args(r.w, R"("region":[0,0,4,4])")), r.why));
+  }
+
+  // Nothing changed: the server's window and connection are there (it still
+  // answers through them), and every other window is as it was.
+  CHECK(exists(obs, own));
+  CHECK(server_window(obs) == own);
+  CHECK(entry(*ok_json(s, "list_windows"), app).is_object());
+  CHECK(x_area(obs, popup) == popup_before);
+  CHECK(x_area(obs, app) == app_before);
+  CHECK(x_area(obs, inner) == inner_before);
+  CHECK(obs.viewable(popup));
+  CHECK(obs.viewable(inner));
+  CHECK_FALSE(obs.viewable(junk));
+  CHECK(obs.input_focus() == focus_before);
+}
+
+TEST_CASE("list_windows lists 100 of 1200 windows by default, the focused one and the topmost, and says how many it left out") {
+  xvfb x(640, 480);
+  x_observer obs(x.display());
+  window_maker planter(x.display());
+  std::vector<xcb_window_t> made;
+  for (int i = 0; i < 1200; ++i) {
+    made.push_back(planter.window(i % 600, i % 450, {.title = "cu-many-" + std::to_string(i)}));
+  }
+  planter.sync();
+  // The lowest window holds the focus: it is kept although 1199 are above it.
+  obs.set_input_focus(made[0]);
+  server_process s(x.display(), kWindowsOn);
+
+  json_ptr list = ok_json(s, "list_windows");
+  simdjson::dom::array windows = array_at(list->root, "windows");
+  REQUIRE(windows.size() == 100);
+  CHECK(flag(list->root, "truncated"));
+  CHECK(num(list->root, "omitted") == 1100);
+  CHECK(contains(std::string(list->root["note"].get_string().value()), "1100 of 1200"));
+  CHECK(flag(entry(*list, made[0]), "focused"));
+  // Bottom to top: the focused window, then the 99 topmost in their order.
+  std::vector<std::string> ids;
+  for (simdjson::dom::element e : windows) ids.emplace_back(e["id"].get_string().value());
+  std::vector<std::string> want = {hex(made[0])};
+  for (size_t i = made.size() - 99; i < made.size(); ++i) want.push_back(hex(made[i]));
+  CHECK(ids == want);
+
+  json_ptr most = ok_json(s, "list_windows", R"({"max_windows":1000})");
+  CHECK(array_at(most->root, "windows").size() == 1000);
+  CHECK(num(most->root, "omitted") == 200);
+  json_ptr few = ok_json(s, "list_windows", R"({"title":"cu-many-1199"})");
+  CHECK(array_at(few->root, "windows").size() == 1);
+  CHECK_FALSE(flag(few->root, "truncated"));
+  CHECK(num(few->root, "omitted") == 0);
+  CHECK(contains(error_text(s, "list_windows", R"({"max_windows":0})"),
+                 "Invalid argument \"max_windows\""));
+  CHECK(contains(error_text(s, "list_windows", R"({"max_windows":1001})"),
+                 "Invalid argument \"max_windows\""));
+}
+
+TEST_CASE("list_windows stays under its byte bound when every title is 4 KiB of control characters") {
+  xvfb x(640, 480);
+  x_observer obs(x.display());
+  window_maker planter(x.display());
+  // Each title is 24 KiB once JSON escapes it (\u0001); 100 of them would be 2.4 MiB.
+  for (int i = 0; i < 100; ++i) planter.window(i, i, {.title = std::string(4096, '\x01')});
+  planter.sync();
+  server_process s(x.display(), kWindowsOn);
+  json_ptr r = s.call_tool("list_windows");
+  REQUIRE_FALSE(is_error(*r));
+  // The text block and structuredContent each hold the list once (512 KiB
+  // at most), the text's escapes escaped once more.
+  CHECK(r->text.size() < 1280 * 1024);
+  json_ptr list = ok_json(s, "list_windows");
+  const size_t listed = array_at(list->root, "windows").size();
+  CHECK(listed > 15);
+  CHECK(listed < 30);
+  CHECK(flag(list->root, "truncated"));
+  CHECK(size_t(num(list->root, "omitted")) == 100 - listed);
 }
