@@ -186,10 +186,9 @@ result<batch_plan> parse_batch(object args, toolset_mask on) {
                       : *choice == "final" ? batch_screenshot::final
                                            : batch_screenshot::none;
   }
-  if (!plan.conditions_on && present(args, "stop_on_error")) {
-    return error{errc::invalid_argument, str_cat("Invalid argument \"stop_on_error\":",
-                                                 kNeedsVision)};
-  }
+  // Without the vision toolset stop_on_error never gets here: the call was
+  // refused as one with an argument computer_batch does not take
+  // (known_args.h), naming the toolset.
   auto stop = arg_bool(args, "stop_on_error", true);
   if (!stop) return stop.err();
   plan.stop_on_error = *stop;
