@@ -273,6 +273,17 @@ TEST_CASE("a malformed if or capture is refused before anything runs, naming the
                  "\"stop_on_error\""));
 }
 
+TEST_CASE("an action with a key it does not take refuses the batch before anything runs") {
+  // "args" for "arguments" would run the step without its arguments, and
+  // "iff" for "if" would run it unconditionally.
+  CHECK(error_of(batch_of(R"({"name":"wait"},{"name":"key","args":{"text":"a"}})")) ==
+        "Invalid argument \"actions\": action 1 has \"args\"; an action takes name, arguments");
+  CHECK(error_of(batch_of(R"({"name":"key","arguments":{"text":"a"},"iff":{}})"), kVision) ==
+        "Invalid argument \"actions\": action 0 has \"iff\"; an action takes name, arguments,"
+        " capture, if");
+  CHECK(parse(batch_of(R"({"name":"key","arguments":{"text":"a"}})")).ok());
+}
+
 TEST_CASE("a condition holds as its probe's structuredContent says; a failed probe fails it") {
   using cu::condition_kind;
   const cu::tool_result found = probe_answer(R"({"matches":[{"x":1}],"threshold":0.9})");
