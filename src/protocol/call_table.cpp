@@ -9,6 +9,7 @@
 #include "a11y/a11y.h"
 #endif
 #include "protocol/loop_timer.h"
+#include "tools/known_args.h"
 #include "tools/registry.h"
 #include "tools/tool_call.h"
 #include "util/log.h"
@@ -219,20 +220,26 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
     complete(seq, render_tool_response(id_json, tool_result::failure(unknown_tool_message(name))));
     return;
   }
-  table_tool_call call(*this, seq, *def, args, false);
-  def->handler(call);
-  if (!call.done()) {
-    log(log_level::error, "handler for %s finished without a result", def->name.data());
-    complete(seq, render_tool_response(id_json, tool_result::failure("internal error")));
-  }
+  dispatch(seq, *def, args, false);
 }
 
 std::optional<tool_result> call_table::run_step(uint64_t seq, const tool_def& def, object args) {
-  table_tool_call call(*this, seq, def, args, true);
-  def.handler(call);
+  return dispatch(seq, def, args, true);
+}
+
+std::optional<tool_result> call_table::dispatch(uint64_t seq, const tool_def& def, object args,
+                                                bool in_batch) {
+  table_tool_call call(*this, seq, def, args, in_batch);
+  // An argument the tool does not take is refused before its handler runs,
+  // so nothing is pressed or changed by a call the model got wrong.
+  if (auto bad = refuse_unknown_arguments(def, toolsets(), args)) {
+    call.fail(std::move(bad->message));
+  } else {
+    def.handler(call);
+  }
   if (!call.done()) {
     log(log_level::error, "handler for %s finished without a result", def.name.data());
-    return tool_result::failure("internal error");
+    call.fail("internal error");
   }
   return call.take_sync();
 }

@@ -155,6 +155,12 @@ class call_table {
   };
 
   uint64_t accept(std::string_view id_json, std::string progress_token);
+  // Runs def's handler for call seq (a step of batch seq when in_batch),
+  // after refusing any argument def does not take (tools/known_args.h):
+  // the one way into a handler for calls, steps and condition probes. A
+  // step's result when it finished at once; a plain call answers itself.
+  std::optional<tool_result> dispatch(uint64_t seq, const tool_def& def,
+                                      simdjson::dom::object args, bool in_batch);
   // Ends call seq with line (ignored when it was cancelled; empty: no answer).
   void complete(uint64_t seq, std::string line);
   // A piece of call seq's work came back: r, or nothing when it was

@@ -31,23 +31,6 @@ namespace {
 // fifth of its page per click.
 constexpr int kWheelClicksPerPage = 5;
 
-// The seed's schemas allow no other arguments: one that is not there is
-// refused, so a misspelt name is not silently ignored.
-std::optional<std::string> unknown_argument(tool_call& call,
-                                            std::initializer_list<std::string_view> known) {
-  for (auto field : call.args) {
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || field.key == k;
-    if (ok) continue;
-    std::string list;
-    for (std::string_view k : known) list += str_cat(list.empty() ? "" : ", ", k);
-    std::string name(field.key.substr(0, 64));
-    return str_cat("Invalid argument \"", name, "\": ", std::string(call.tool_name()),
-                   " takes ", list.empty() ? std::string("no arguments") : list);
-  }
-  return std::nullopt;
-}
-
 result<std::string> app_argument(tool_call& call) {
   auto app = arg_name(call.args, "app", 256);
   if (!app) return app.take_error();
@@ -248,12 +231,10 @@ result<target_args> element_or_point(tool_call& call) {
 }  // namespace
 
 void handle_list_apps(tool_call& call) {
-  if (auto bad = unknown_argument(call, {})) return call.fail(*bad);
   call.a11y(make_list_apps());
 }
 
 void handle_get_app_state(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "max_nodes", "max_depth"})) return call.fail(*bad);
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto nodes = arg_integer(call.args, "max_nodes", 1, 5000, 2000);
@@ -282,9 +263,6 @@ void handle_get_app_state(tool_call& call) {
 }
 
 void handle_a11y_click(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "element_index", "x", "y", "click_count"})) {
-    return call.fail(*bad);
-  }
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto count = arg_integer(call.args, "click_count", 1, 3, 1);
@@ -328,7 +306,6 @@ void handle_a11y_click(tool_call& call) {
 }
 
 void handle_perform_secondary_action(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "element_index", "action"})) return call.fail(*bad);
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto index = arg_integer(call.args, "element_index", 0, 1000000);
@@ -347,7 +324,6 @@ void handle_perform_secondary_action(tool_call& call) {
 }
 
 void handle_set_value(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "element_index", "value"})) return call.fail(*bad);
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto index = arg_integer(call.args, "element_index", 0, 1000000);
@@ -370,9 +346,6 @@ void handle_set_value(tool_call& call) {
 }
 
 void handle_scroll_app(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "element_index", "x", "y", "pages"})) {
-    return call.fail(*bad);
-  }
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto pages = arg_number(call.args, "pages", -100, false, 100);
@@ -410,9 +383,6 @@ void handle_scroll_app(tool_call& call) {
 }
 
 void handle_a11y_drag(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "from_x", "from_y", "to_x", "to_y"})) {
-    return call.fail(*bad);
-  }
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto from = session_point(call, "from_x", "from_y");
@@ -431,7 +401,6 @@ void handle_a11y_drag(tool_call& call) {
 }
 
 void handle_type_text(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "text"})) return call.fail(*bad);
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   size_t characters = 0;
@@ -454,7 +423,6 @@ void handle_type_text(tool_call& call) {
 }
 
 void handle_press_key(tool_call& call) {
-  if (auto bad = unknown_argument(call, {"app", "key"})) return call.fail(*bad);
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   auto key = arg_string(call.args, "key");

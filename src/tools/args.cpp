@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/json_writer.h"
+#include "util/str_cat.h"
 #include "util/utf8.h"
 
 namespace cu {
@@ -62,6 +64,26 @@ error invalid_argument(std::string_view name, std::string_view expected, std::st
   std::string msg = "Invalid argument \"" + std::string(name) + "\": expected " +
                     std::string(expected);
   if (!got.empty()) msg += ", got " + std::string(got);
+  return make_error(errc::invalid_argument, std::move(msg));
+}
+
+error unknown_argument(std::string_view name, std::string_view tool,
+                       std::span<const std::string> takes, std::string_view note) {
+  constexpr size_t kMaxShown = 64;
+  std::string_view shown = name;
+  if (shown.size() > kMaxShown) {
+    // Back to the start of a code point, so the cut leaves valid UTF-8.
+    size_t cut = kMaxShown;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    shown = name.substr(0, cut);
+  }
+  std::string msg = "Invalid argument ";
+  append_json_string(msg, shown);
+  if (shown.size() < name.size()) msg.insert(msg.size() - 1, "...");
+  msg += str_cat(": ", tool, " takes ");
+  if (takes.empty()) msg += "no arguments";
+  for (size_t i = 0; i < takes.size(); ++i) msg += str_cat(i == 0 ? "" : ", ", takes[i]);
+  if (!note.empty()) msg += str_cat("; ", note);
   return make_error(errc::invalid_argument, std::move(msg));
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,5 +70,12 @@ bool arg_present(simdjson::dom::object args, std::string_view name);
 // The message used for every invalid argument.
 error invalid_argument(std::string_view name, std::string_view expected,
                        std::string_view got = {});
+
+// The message for an argument the tool does not take: `Invalid argument
+// "x": tool takes a, b` ("takes no arguments" when takes is empty), then
+// "; " and note when there is one. The name is the client's, so it is
+// escaped as JSON and cut to 64 bytes: the message stays one short line.
+error unknown_argument(std::string_view name, std::string_view tool,
+                       std::span<const std::string> takes, std::string_view note = {});
 
 }  // namespace cu

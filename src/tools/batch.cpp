@@ -4,6 +4,7 @@
 
 #include "core/json_writer.h"
 #include "tools/args.h"
+#include "tools/known_args.h"
 #include "util/str_cat.h"
 
 namespace cu {
@@ -68,6 +69,26 @@ result<batch_condition> parse_condition(size_t i, element e) {
                                  "'s arguments"));
   }
   return batch_condition{*kind, simdjson::minify(field.value)};
+}
+
+// What an action holds beyond the keys its schema gives, as "has "x"; an
+// action takes name, arguments": the batch is refused before anything
+// runs, since a misspelt key ("iff", "args") would otherwise run the step
+// unconditionally or without its arguments.
+std::optional<std::string> unknown_action_key(object action, toolset_mask on) {
+  const std::span<const std::string> keys = batch_action_keys(on);
+  for (auto field : action) {
+    if (field.value.is_null()) continue;  // Absent, as for every argument.
+    bool known = false;
+    for (const std::string& k : keys) known = known || k == field.key;
+    if (known) continue;
+    std::string shown;
+    append_json_string(shown, field.key.substr(0, 64));
+    std::string list;
+    for (const std::string& k : keys) list += str_cat(list.empty() ? "" : ", ", k);
+    return str_cat("has ", shown, "; an action takes ", list);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -150,6 +171,7 @@ result<batch_plan> parse_batch(object args, toolset_mask on) {
         return bad_action(i, str_cat("\"", key, "\"", kNeedsVision));
       }
     }
+    if (auto unknown = unknown_action_key(o, on)) return bad_action(i, *unknown);
     element cond;
     if (o.at_key("if").get(cond) == simdjson::SUCCESS && !cond.is_null()) {
       auto c = parse_condition(i, cond);
@@ -186,10 +208,9 @@ result<batch_plan> parse_batch(object args, toolset_mask on) {
                       : *choice == "final" ? batch_screenshot::final
                                            : batch_screenshot::none;
   }
-  if (!plan.conditions_on && present(args, "stop_on_error")) {
-    return error{errc::invalid_argument, str_cat("Invalid argument \"stop_on_error\":",
-                                                 kNeedsVision)};
-  }
+  // Without the vision toolset stop_on_error never gets here: the call was
+  // refused as one with an argument computer_batch does not take
+  // (known_args.h), naming the toolset.
   auto stop = arg_bool(args, "stop_on_error", true);
   if (!stop) return stop.err();
   plan.stop_on_error = *stop;

@@ -69,15 +69,18 @@ struct batch_plan {
 };
 
 // Reads and checks computer_batch's arguments: 1 to kMaxBatchSteps actions,
-// each an object with a string name and optional arguments; delay_ms
-// 0..10000; screenshot none|final|each. With the vision toolset in `on`,
-// also stop_on_error (a boolean) and, on each action, capture (a boolean)
-// and if (an object naming exactly one condition, whose value is an object
-// of its probe's arguments); without it these are refused, naming the
-// toolset. Only a malformed list is an error here. What concerns one step
-// (an unknown tool name, a nested computer_batch, arguments that are not
-// an object or are wrong for the tool, a condition's arguments wrong for
-// its probe) fails that step when it runs, as the reference server does.
+// each an object with a string name and optional arguments and nothing
+// else its schema lacks; delay_ms 0..10000; screenshot none|final|each.
+// With the vision toolset in `on`, also stop_on_error (a boolean) and, on
+// each action, capture (a boolean) and if (an object naming exactly one
+// condition, whose value is an object of its probe's arguments); without
+// it an action's capture and if are refused, naming the toolset (a
+// stop_on_error was refused before, with the call's other arguments the
+// tool does not take: known_args.h). Only a malformed list is an error
+// here. What concerns one step (an unknown tool name, a nested
+// computer_batch, arguments that are not an object or are wrong for the
+// tool, a condition's arguments wrong for its probe) fails that step when
+// it runs, as the reference server does.
 result<batch_plan> parse_batch(simdjson::dom::object args, toolset_mask on = kDefaultToolsets);
 
 // Whether the condition holds, from its probe's result: an error (the

@@ -1,31 +1,16 @@
 #include "tools/args.h"
 #include "tools/handlers.h"
-#include "tools/registry.h"
 #include "tools/tool_call.h"
 
 namespace cu {
-namespace {
-
-// The `window` argument: a window's id with the windows toolset on, else
-// refused (the schema does not offer it then), so that nobody gets the
-// whole screen believing it is one window.
-result<uint32_t> window_argument(tool_call& call) {
-  auto w = arg_optional_window(call.args, "window");
-  if (!w || *w == 0) return w;
-  if (!has(call.toolsets(), toolset::windows)) {
-    return make_error(errc::invalid_argument,
-                      "Invalid argument \"window\": a window of its own needs the windows "
-                      "toolset (CU_TOOLSETS=windows or --toolsets windows)");
-  }
-  return w;
-}
-
-}  // namespace
 
 void handle_screenshot(tool_call& call) {
   auto save = arg_bool(call.args, "save_to_disk", false);
   if (!save) return call.fail(save.err().message);
-  auto window = window_argument(call);
+  // Without the windows toolset `window` was refused before the handler
+  // ran (known_args.h): nobody gets the whole screen believing it is one
+  // window.
+  auto window = arg_optional_window(call.args, "window");
   if (!window) return call.fail(window.err().message);
   capture_job job;
   job.what = capture_job::kind::screenshot;
@@ -40,7 +25,7 @@ void handle_zoom(tool_call& call) {
   if (!region) return call.fail(region.err().message);
   auto save = arg_bool(call.args, "save_to_disk", false);
   if (!save) return call.fail(save.err().message);
-  auto window = window_argument(call);
+  auto window = arg_optional_window(call.args, "window");
   if (!window) return call.fail(window.err().message);
   capture_job job;
   job.what = capture_job::kind::zoom;

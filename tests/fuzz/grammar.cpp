@@ -391,7 +391,8 @@ jvalue grammar::actions(rng& r, size_t budget, int depth) {
     } else if (c2 < 90) {
       step.set("arguments", wrong_value(r, "object", 64));
     }  // else: no arguments at all.
-    if (chance(r, 0.03)) step.set("extra", any_value(r, 64, 2));
+    // A key an action does not take refuses the whole batch before it runs.
+    if (!many && chance(r, 0.01)) step.set("extra", any_value(r, 64, 2));
     // The vision toolset's sequences: a step's capture and its condition.
     if (chance(r, 0.06)) {
       step.set("capture", chance(r, 0.9) ? jvalue::boolean(chance(r, 0.5))
@@ -438,13 +439,25 @@ jvalue grammar::arguments(rng& r, const tool_schema& t, size_t budget, int depth
     }
     o.set(p.name, std::move(v));
   }
-  if (chance(r, 0.05)) o.set("unknown_argument", any_value(r, 64, 2));
+  // An argument the tool does not take is refused before its handler runs
+  // (src/tools/known_args.h), and in a batch step it stops the batch: often
+  // enough at the top to keep that path covered, seldom in steps so that
+  // batches still reach their later steps. Half are another tool's
+  // argument names, the mistake a model makes (`text` on mouse_move).
+  if (chance(r, depth == 0 ? 0.05 : 0.005)) {
+    const tool_schema& other = random_tool(r);
+    const bool borrowed = chance(r, 0.5) && !other.props.empty();
+    o.set(borrowed ? sv(other.props[pick(r, other.props.size())].name) : sv("unknown_argument"),
+          any_value(r, 64, 2));
+  }
   if (chance(r, 0.04) && !o.kids.empty()) {
     size_t i = pick(r, o.kids.size());  // The same key twice.
     o.keys.push_back(o.keys[i]);
     o.kids.push_back(any_value(r, 64, 2));
   }
-  if (chance(r, 0.03)) o.set("deep", deep(r, 1 + pick(r, 2000)));
+  // Deep nesting tests the parser, before any tool; "deep" is an argument
+  // no tool takes, so in a step it is kept rare too.
+  if (chance(r, depth == 0 ? 0.03 : 0.005)) o.set("deep", deep(r, 1 + pick(r, 2000)));
   return o;
 }
 

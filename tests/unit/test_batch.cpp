@@ -189,11 +189,11 @@ TEST_CASE("a batch stopped by a failing step reports where, and what was skipped
   CHECK(r.content[2].text == "[step 1 \u00b7 left_click] Invalid argument \"coordinate\"");
 }
 
-TEST_CASE("stop_on_error, capture and if are refused without the vision toolset, naming it") {
+// stop_on_error without the vision toolset is refused with the call's
+// other arguments computer_batch does not take (test_known_args.cpp).
+TEST_CASE("an action's capture and if are refused without the vision toolset, naming it") {
   const std::string a = R"({"name":"key","arguments":{"text":"a"}})";
   const std::vector<std::string> cases = {
-      batch_of(a, R"(,"stop_on_error":false)"),
-      batch_of(a, R"(,"stop_on_error":true)"),
       batch_of(a + R"(,{"name":"key","capture":true})"),
       batch_of(R"({"name":"key","if":{"window_exists":{"title":"x"}}})"),
   };
@@ -271,6 +271,17 @@ TEST_CASE("a malformed if or capture is refused before anything runs, naming the
   }
   CHECK(contains(error_of(R"({"actions":[{"name":"wait"}],"stop_on_error":"no"})", kVision),
                  "\"stop_on_error\""));
+}
+
+TEST_CASE("an action with a key it does not take refuses the batch before anything runs") {
+  // "args" for "arguments" would run the step without its arguments, and
+  // "iff" for "if" would run it unconditionally.
+  CHECK(error_of(batch_of(R"({"name":"wait"},{"name":"key","args":{"text":"a"}})")) ==
+        "Invalid argument \"actions\": action 1 has \"args\"; an action takes name, arguments");
+  CHECK(error_of(batch_of(R"({"name":"key","arguments":{"text":"a"},"iff":{}})"), kVision) ==
+        "Invalid argument \"actions\": action 0 has \"iff\"; an action takes name, arguments,"
+        " capture, if");
+  CHECK(parse(batch_of(R"({"name":"key","arguments":{"text":"a"}})")).ok());
 }
 
 TEST_CASE("a condition holds as its probe's structuredContent says; a failed probe fails it") {

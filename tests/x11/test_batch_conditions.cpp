@@ -337,7 +337,7 @@ TEST_CASE("if, capture and stop_on_error are refused without the vision toolset;
     const char* says;
   };
   const bad without[] = {
-      {batch_args({a}, R"(,"stop_on_error":false)"), "\"stop_on_error\": needs the vision toolset"},
+      {batch_args({a}, R"(,"stop_on_error":false)"), "\"stop_on_error\" needs the vision toolset"},
       {batch_args({a, key_if("b", exists)}), "\"if\" needs the vision toolset"},
       {batch_args({a, act("key", R"({"text":"b"},"capture":true)")}),
        "\"capture\" needs the vision toolset"},
