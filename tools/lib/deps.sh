@@ -24,10 +24,14 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 # found) and its tests: libatspi2.0-dev, the accessible desktop of
 # tools/lib/a11y-session.sh (at-spi2-core's bus launcher and registry,
 # dbus-daemon's dbus-run-session, dbus-bin's dbus-send), gtk3-widget-factory
-# (gtk-3-examples), and python3-pyatspi to measure against.
+# (gtk-3-examples), and python3-pyatspi to measure against. The
+# real-application suite (tests/apps) drives Debian's chromium and mousepad
+# (a GTK text editor with GTK's Save dialog) and gtk3-widget-factory, and
+# reads titles and windows with x11-utils' xprop and xwininfo.
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
   strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr
-  libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin gtk-3-examples python3-pyatspi"
+  libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin gtk-3-examples python3-pyatspi
+  chromium mousepad x11-utils"
 # The a11y toolset at run time (tools/run, when it is asked for): libatspi
 # to build it in, and the accessibility bus tools/lib/a11y-session.sh starts
 # (the bus launcher and registry, dbus-run-session, dbus-send).
