@@ -1,4 +1,4 @@
-"""A desktop with real programs for the real-application suite and its benchmark.
+"""A desktop with real programs, for tests/apps/run-apps and tools/bench-apps.
 
 It owns: a private 1920x1080 Xvfb with openbox, the programs an agent drives
 (Debian's chromium, mousepad, gtk3-widget-factory), the server on pipes, and
@@ -18,10 +18,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "lib"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import bench  # noqa: E402  (tools/lib/bench.py: Xvfb, children, the stdio client)
+import bench  # noqa: E402  (Xvfb, children, the stdio client)
 
 BenchError = bench.BenchError
 
