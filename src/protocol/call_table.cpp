@@ -329,6 +329,10 @@ void call_table::deliver(uint64_t seq, std::optional<tool_result> r) {
 
 void call_table::on_completion(completion& c) {
   if (c.was_capture) --captures_in_pool_;
+  // The worker has posted the call's rest elsewhere: the next capture may
+  // take its place, while the call waits for its real completion.
+  if (c.handed_on) return pump_captures();
+  if (texts_out_.erase(c.seq) != 0) pump_captures();
   auto it = calls_.find(c.seq);
   bool live = it != calls_.end() && !it->second.cancelled;
   // A cancelled screenshot was never seen by the model, so it must not
@@ -434,7 +438,8 @@ void call_table::pump_captures() {
   // Enough jobs queued that no worker idles, few enough that the images
   // they make fit the stdout bound.
   const size_t depth = 2 * size_t(ctx_.pool.workers());
-  while (!capture_backlog_.empty() && captures_in_pool_ < depth) {
+  auto next = capture_backlog_.begin();
+  while (next != capture_backlog_.end() && captures_in_pool_ < depth) {
     if (ctx_.out.waiting_bytes() > kStdoutHighBytes) {
       if (!captures_held_) {
         captures_held_ = true;
@@ -445,9 +450,19 @@ void call_table::pump_captures() {
       return;
     }
     captures_held_ = false;
+    // A find_text's grab leaves a grey copy of the area waiting for the
+    // recognizer, which reads one at a time: past kTextsOut such calls it
+    // waits here, holding nothing, and the captures behind it go first.
+    if (next->what == capture_job::kind::find_text) {
+      if (texts_out_.size() >= kTextsOut) {
+        ++next;
+        continue;
+      }
+      texts_out_.insert(next->seq);
+    }
     ++captures_in_pool_;
-    ctx_.pool.post(std::move(capture_backlog_.front()));
-    capture_backlog_.pop_front();
+    ctx_.pool.post(std::move(*next));
+    next = capture_backlog_.erase(next);
   }
 }
 
