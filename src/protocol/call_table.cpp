@@ -637,14 +637,22 @@ void call_table::start_until(uint64_t seq, capture_job job, bool appear, double 
       until_find(seq);
     }
   };
+  h.timed_out = [this, seq] {
+    auto it = calls_.find(seq);
+    if (it == calls_.end() || !it->second.until) return;
+    until_run& u = *it->second.until;
+    u.end_reason = "timeout";
+    if (!u.finding) until_result(seq, std::nullopt);
+  };
   h.done = [this, seq](tool_result r) {
-    // The timeout, or the watch could not start.
+    // The watch could not start, or could not go on: the X server went
+    // away. That is the answer, not a timeout.
     auto it = calls_.find(seq);
     if (it == calls_.end() || !it->second.until) return;
     until_run& u = *it->second.until;
     if (!r.is_error) return;
     if (u.checks == 0 && !u.finding) return deliver(seq, std::move(r));
-    u.end_reason = "timeout";
+    u.end_reason = r.content.empty() ? std::string("the watch ended") : r.content[0].text;
     if (!u.finding) until_result(seq, std::nullopt);
   };
   watches_.start(seq, std::move(spec), std::move(h));
@@ -715,18 +723,22 @@ void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
       return deliver(seq, tool_result::json(std::move(json)));
     }
     if (!u.end_reason) {
+      log(log_level::debug, "call %llu: look %d, the template did not %s yet",
+          static_cast<unsigned long long>(seq), u.checks, what);
       if (u.dirty) until_find(seq);
       return;  // Until the next drawing there.
     }
-    if (*u.end_reason != "timeout") {
-      return deliver(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
-                                                         *u.end_reason)));
-    }
+  }
+  const std::string looks =
+      str_cat(std::to_string(u.checks), u.checks == 1 ? " look" : " looks");
+  if (*u.end_reason != "timeout") {
+    return deliver(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
+                                                       *u.end_reason, " (after ", looks, ")")));
   }
   // The timeout: the last look stands.
   std::string why = str_cat("timeout: the template did not ", what, " within ",
                             seconds_text(std::chrono::duration<double>(u.timeout_secs)), "s (",
-                            std::to_string(u.checks), u.checks == 1 ? " look" : " looks");
+                            looks);
   if (!u.appear) {
     why += str_cat("; still ", std::to_string(u.last_matches), " on screen, the first at ",
                    point_text(u.last_first));

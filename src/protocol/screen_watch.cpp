@@ -258,8 +258,12 @@ void screen_watches::on_timeout(uint64_t seq) {
       }
       return finish(seq, tool_result::failure(std::move(why)));
     }
-    case watch_spec::kind::touch:
-      return finish(seq, tool_result::failure(str_cat("timeout after ", waited, "s")));
+    case watch_spec::kind::touch: {
+      std::unique_ptr<watch> gone = std::move(it->second);
+      watches_.erase(it);
+      if (gone->h.timed_out) gone->h.timed_out();
+      return;
+    }
   }
 }
 
