@@ -74,7 +74,9 @@ class screen_watches {
   // Ends seq's watch with r (its done hook runs last, after it is gone).
   void finish(uint64_t seq, tool_result r);
   tool_result change_result(const watch& w, bool settled) const;
-  tool_result stable_result(const watch& w) const;
+  // stable: quiet_ms of quiet came (false: the timeout came first, and
+  // nothing was drawn).
+  tool_result stable_result(const watch& w, bool stable) const;
 
   uv_loop_t* loop_;
   damage_monitor& damage_;

@@ -296,6 +296,32 @@ TEST_CASE("screenshot_find until appear answers once the template is drawn; unti
   CHECK(contains(text, "did not appear within 0.4s"));
 }
 
+TEST_CASE("wait_until_stable whose quiet outlasts its timeout says nothing was drawn, not that "
+          "the screen still changed") {
+  xvfb x(1024, 768);
+  server_process s(x.display(), kVisionOn);
+  ok_call(s, "screenshot", "{}");
+  // Nothing draws on this screen: the timeout ends the wait first.
+  s.send(tool_call("\"q\"", "wait_until_stable", "{\"quiet_ms\":10000,\"timeout\":0.1}"));
+  json_ptr r = s.read_response("\"q\"", 20000);
+  REQUIRE(r);
+  INFO(r->text);
+  CHECK(is_error(*r));
+  const std::string text = text_of(*r);
+  CHECK(contains(text, "not stable within 0.1s (timeout), though nothing was drawn"));
+  CHECK(contains(text, "less than the 10s asked"));
+  CHECK_FALSE(contains(text, "still changing"));
+  // The fields of a stable answer say the same: not stable, no change.
+  simdjson::dom::element st = structured(*r);
+  bool stable = true, changed = true;
+  REQUIRE(st["stable"].get(stable) == simdjson::SUCCESS);
+  CHECK_FALSE(stable);
+  REQUIRE(st["changed"].get(changed) == simdjson::SUCCESS);
+  CHECK_FALSE(changed);
+  CHECK(st["rect"].is_null());
+  CHECK(num(st, "quiet_ms") == 10000);
+}
+
 TEST_CASE("screenshot_find until, when the X server goes away, says so and not that its time "
           "ran out") {
   auto x = std::make_unique<xvfb>(1024, 768, unused_display_number());
