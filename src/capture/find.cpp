@@ -20,22 +20,43 @@
 namespace cu {
 namespace {
 
-// The largest template taken: a PNG file this long, and this many pixels
-// decoded (a template is a part of a screen).
+// The longest template file read (a template is a part of a screen; its
+// pixels are bounded by vision/match.h's kMaxTemplateSide).
 constexpr size_t kMaxTemplateFileBytes = 32u << 20;
-constexpr uint32_t kMaxTemplateSide = 8192;
+
+error invalid_template(const char* what, const std::string& why) {
+  return error{errc::invalid_argument, str_cat("Invalid argument \"", what, "\": ", why)};
+}
+
+// Whether a PNG's header declares a template that can be searched for in
+// an image of size searched: read before anything is decoded or allocated.
+std::optional<error> check_template_header(std::span<const uint8_t> png, const char* what,
+                                           size2 searched) {
+  auto size = png_header_size(png);
+  if (!size) return invalid_template(what, size.err().message);
+  if (auto e = check_template_size(size->w, size->h)) return invalid_template(what, e->message);
+  if (size->w > searched.w || size->h > searched.h) {
+    return invalid_template(what, str_cat("the template (", std::to_string(size->w), "x",
+                                          std::to_string(size->h),
+                                          ") is larger than the image searched (",
+                                          std::to_string(searched.w), "x",
+                                          std::to_string(searched.h), ")"));
+  }
+  return std::nullopt;
+}
 
 // A PNG's pixels in grey, whatever its colour type (alpha is dropped).
-result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* what) {
-  auto rgb = decode_png_rgb(png, kMaxTemplateSide);
-  if (!rgb) {
-    return make_error(errc::invalid_argument,
-                      str_cat("Invalid argument \"", what, "\": ", rgb.err().message));
-  }
+result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* what,
+                                   size2 searched) {
+  if (auto e = check_template_header(png, what, searched)) return std::move(*e);
+  auto rgb = decode_png_rgb(png, uint32_t(kMaxTemplateSide));
+  if (!rgb) return invalid_template(what, rgb.err().message);
   return to_gray(rgb->rgb.data(), rgb->w, rgb->h, size_t(rgb->w) * 3, kLayoutRgb);
 }
 
-result<std::vector<uint8_t>> read_template_file(const std::string& path) {
+// The file's bytes, once its header has passed check_template_header: a
+// file declaring an image too large is refused before the rest is read.
+result<std::vector<uint8_t>> read_template_file(const std::string& path, size2 searched) {
   // Non-blocking, so that a FIFO or a device named here cannot hold the
   // worker: only a regular file is read.
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -55,6 +76,10 @@ result<std::vector<uint8_t>> read_template_file(const std::string& path) {
                       str_cat("Invalid argument \"template_path\": ", path,
                               " is not a regular file of at most 32 MiB"));
   }
+  uint8_t header[24];
+  const ssize_t head = pread(fd, header, sizeof header, 0);
+  const std::span<const uint8_t> start(header, size_t(std::max<ssize_t>(head, 0)));
+  if (auto e = check_template_header(start, "template_path", searched)) return std::move(*e);
   std::vector<uint8_t> bytes(size_t(st.st_size));
   size_t got = 0;
   while (got < bytes.size()) {
@@ -161,17 +186,22 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
                   needle.pixels.data() + size_t(y) * size_t(r.w));
     }
   } else {
+    // The template must fit the part of the image searched: a larger one
+    // is refused from its header, before it is decoded.
+    const size2 within = req.region ? size2{(*req.region)[2] - (*req.region)[0],
+                                            (*req.region)[3] - (*req.region)[1]}
+                                    : s.image;
     std::vector<uint8_t> file;
     const std::vector<uint8_t>* png = &req.template_png;
     const char* what = "template";
     if (!req.template_path.empty()) {
-      auto bytes = read_template_file(req.template_path);
+      auto bytes = read_template_file(req.template_path, within);
       if (!bytes) return tool_result::failure(bytes.err().message);
       file = std::move(*bytes);
       png = &file;
       what = "template_path";
     }
-    auto decoded = decode_png_gray(*png, what);
+    auto decoded = decode_png_gray(*png, what, within);
     if (!decoded) return tool_result::failure(decoded.err().message);
     needle = std::move(*decoded);
   }

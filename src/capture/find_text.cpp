@@ -67,6 +67,14 @@ std::optional<tool_result> run_find_text(grabber& g, const capture_job& job,
 text_recognizer::~text_recognizer() { stop(); }
 
 void text_recognizer::post(text_job job) {
+  // The loop hears first that the worker is done with the job, so that a
+  // screenshot waiting for a place in the pool takes it now, not after the
+  // recognition; the completion that ends the call is pushed after this
+  // one, so it cannot overtake it.
+  completion handed = job_done(job.seq, job.id_json, std::nullopt);
+  handed.was_capture = true;
+  handed.handed_on = true;
+  done_.push(std::move(handed));
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
@@ -88,9 +96,8 @@ void text_recognizer::cancel(uint64_t seq) {
     }
   }
   if (dropped) {
-    completion c = job_done(dropped->seq, dropped->id_json, std::nullopt);
-    c.was_capture = true;
-    done_.push(std::move(c));
+    // Not was_capture: the worker's slot was freed when it handed the job on.
+    done_.push(job_done(dropped->seq, dropped->id_json, std::nullopt));
   }
 }
 
@@ -124,7 +131,6 @@ void text_recognizer::main() {
     }
     completion c = job_done(job.seq, job.id_json,
                             cancelled ? std::nullopt : std::optional<tool_result>(std::move(r)));
-    c.was_capture = true;
     if (!cancelled) c.session = job.established;
     done_.push(std::move(c));
   }

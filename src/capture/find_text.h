@@ -56,7 +56,11 @@ class text_recognizer {
   text_recognizer& operator=(const text_recognizer&) = delete;
 
   // Queues job; its completion comes from the recognizer thread (started
-  // by the first job).
+  // by the first job). First it pushes a completion that only frees the
+  // job's place among the captures the loop lets into the pool
+  // (completion::handed_on): a recognition holds neither a worker nor one
+  // of the places screenshots and zooms wait for, and its own completion
+  // does not count as the pool's.
   void post(text_job job);
 
   // Request seq's recognition: a queued one ends now with an empty

@@ -382,6 +382,29 @@ byte_buffer png_pieces::join() const {
 
 const char* png_fastest_engine_name() { return CU_HAVE_ISAL ? "isa-l" : "libspng"; }
 
+result<size2> png_header_size(std::span<const uint8_t> png) {
+  // The signature, then IHDR, which must come first: its length (13), its
+  // type, and the width and height, big-endian.
+  static constexpr uint8_t kStart[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+                                         0,    0,   0,   13,  'I',  'H',  'D',  'R'};
+  auto be32 = [&](size_t at) {
+    return uint32_t(png[at]) << 24 | uint32_t(png[at + 1]) << 16 | uint32_t(png[at + 2]) << 8 |
+           uint32_t(png[at + 3]);
+  };
+  if (png.size() < 24 || memcmp(png.data(), kStart, sizeof kStart) != 0) {
+    return make_error(errc::invalid_argument,
+                      "not a PNG this server can read (no PNG signature and header)");
+  }
+  const uint32_t w = be32(16), h = be32(20);
+  // The PNG format's own limit; zero is not an image.
+  if (w == 0 || h == 0 || w > 0x7fffffffu || h > 0x7fffffffu) {
+    return make_error(errc::invalid_argument,
+                      "not a PNG this server can read (its header gives a size of " +
+                          std::to_string(w) + "x" + std::to_string(h) + ")");
+  }
+  return size2{int(w), int(h)};
+}
+
 result<rgb_pixels> decode_png_rgb(std::span<const uint8_t> png, uint32_t max_side) {
   std::unique_ptr<spng_ctx, spng_ctx_deleter> ctx(spng_ctx_new(0));
   if (!ctx) return make_error(errc::io, "cannot decode PNG: out of memory");

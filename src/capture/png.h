@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/byte_buffer.h"
+#include "core/geometry.h"
 #include "util/result.h"
 
 namespace cu {
@@ -92,8 +93,16 @@ struct rgb_pixels {
   std::vector<uint8_t> rgb;
 };
 
+// The width and height a PNG's header declares, read from its first 24
+// bytes (the signature and the IHDR chunk's start) without decoding
+// anything, so a caller can refuse an image too large before a byte of it
+// is allocated. An invalid_argument error when the bytes do not start as a
+// PNG does (the same words as decode_png_rgb's).
+result<size2> png_header_size(std::span<const uint8_t> png);
+
 // Decodes a PNG of any colour type and depth to 8-bit RGB (alpha dropped),
-// at most max_side pixels a side. An invalid_argument error saying why
+// at most max_side pixels a side (checked from the header, before the
+// pixels' memory is allocated). An invalid_argument error saying why
 // libspng refused it otherwise.
 result<rgb_pixels> decode_png_rgb(std::span<const uint8_t> png, uint32_t max_side = 16384);
 

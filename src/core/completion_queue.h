@@ -40,7 +40,13 @@ struct completion {
   std::optional<tool_result> result;
   std::optional<coord_session> session;  // A capture established a new session.
   bool was_input = false;       // It sent pointer or keyboard input.
-  bool was_capture = false;     // A capture worker made it.
+  // A capture worker is done with it: its slot among the captures the
+  // loop lets into the pool is free (call_table::pump_captures).
+  bool was_capture = false;
+  // Not the end: a capture worker handed the request on (find_text, to
+  // its recognizer thread), whose completion ends it. Only was_capture
+  // counts.
+  bool handed_on = false;
   // switch_display chose this display area (nothing inside: the whole
   // screen).
   std::optional<std::optional<rect>> display_area;

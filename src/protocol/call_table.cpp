@@ -336,6 +336,10 @@ void call_table::deliver(uint64_t seq, std::optional<tool_result> r) {
 
 void call_table::on_completion(completion& c) {
   if (c.was_capture) --captures_in_pool_;
+  // The worker has posted the call's rest elsewhere: the next capture may
+  // take its place, while the call waits for its real completion.
+  if (c.handed_on) return pump_captures();
+  if (texts_out_.erase(c.seq) != 0) pump_captures();
   auto it = calls_.find(c.seq);
   bool live = it != calls_.end() && !it->second.cancelled;
   // A cancelled screenshot was never seen by the model, so it must not
@@ -441,7 +445,8 @@ void call_table::pump_captures() {
   // Enough jobs queued that no worker idles, few enough that the images
   // they make fit the stdout bound.
   const size_t depth = 2 * size_t(ctx_.pool.workers());
-  while (!capture_backlog_.empty() && captures_in_pool_ < depth) {
+  auto next = capture_backlog_.begin();
+  while (next != capture_backlog_.end() && captures_in_pool_ < depth) {
     if (ctx_.out.waiting_bytes() > kStdoutHighBytes) {
       if (!captures_held_) {
         captures_held_ = true;
@@ -452,9 +457,19 @@ void call_table::pump_captures() {
       return;
     }
     captures_held_ = false;
+    // A find_text's grab leaves a grey copy of the area waiting for the
+    // recognizer, which reads one at a time: past kTextsOut such calls it
+    // waits here, holding nothing, and the captures behind it go first.
+    if (next->what == capture_job::kind::find_text) {
+      if (texts_out_.size() >= kTextsOut) {
+        ++next;
+        continue;
+      }
+      texts_out_.insert(next->seq);
+    }
     ++captures_in_pool_;
-    ctx_.pool.post(std::move(capture_backlog_.front()));
-    capture_backlog_.pop_front();
+    ctx_.pool.post(std::move(*next));
+    next = capture_backlog_.erase(next);
   }
 }
 
@@ -629,14 +644,22 @@ void call_table::start_until(uint64_t seq, capture_job job, bool appear, double 
       until_find(seq);
     }
   };
+  h.timed_out = [this, seq] {
+    auto it = calls_.find(seq);
+    if (it == calls_.end() || !it->second.until) return;
+    until_run& u = *it->second.until;
+    u.end_reason = "timeout";
+    if (!u.finding) until_result(seq, std::nullopt);
+  };
   h.done = [this, seq](tool_result r) {
-    // The timeout, or the watch could not start.
+    // The watch could not start, or could not go on: the X server went
+    // away. That is the answer, not a timeout.
     auto it = calls_.find(seq);
     if (it == calls_.end() || !it->second.until) return;
     until_run& u = *it->second.until;
     if (!r.is_error) return;
     if (u.checks == 0 && !u.finding) return deliver(seq, std::move(r));
-    u.end_reason = "timeout";
+    u.end_reason = r.content.empty() ? std::string("the watch ended") : r.content[0].text;
     if (!u.finding) until_result(seq, std::nullopt);
   };
   watches_.start(seq, std::move(spec), std::move(h));
@@ -707,18 +730,22 @@ void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
       return deliver(seq, tool_result::json(std::move(json)));
     }
     if (!u.end_reason) {
+      log(log_level::debug, "call %llu: look %d, the template did not %s yet",
+          static_cast<unsigned long long>(seq), u.checks, what);
       if (u.dirty) until_find(seq);
       return;  // Until the next drawing there.
     }
-    if (*u.end_reason != "timeout") {
-      return deliver(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
-                                                         *u.end_reason)));
-    }
+  }
+  const std::string looks =
+      str_cat(std::to_string(u.checks), u.checks == 1 ? " look" : " looks");
+  if (*u.end_reason != "timeout") {
+    return deliver(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
+                                                       *u.end_reason, " (after ", looks, ")")));
   }
   // The timeout: the last look stands.
   std::string why = str_cat("timeout: the template did not ", what, " within ",
                             seconds_text(std::chrono::duration<double>(u.timeout_secs)), "s (",
-                            std::to_string(u.checks), u.checks == 1 ? " look" : " looks");
+                            looks);
   if (!u.appear) {
     why += str_cat("; still ", std::to_string(u.last_matches), " on screen, the first at ",
                    point_text(u.last_first));

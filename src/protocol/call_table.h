@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "capture/pool.h"
@@ -208,6 +209,13 @@ class call_table {
   std::deque<capture_job> capture_backlog_;
   size_t captures_in_pool_ = 0;
   bool captures_held_ = false;  // The backlog waits for stdout to drain.
+  // find_text calls let into the pool and not yet answered. Their places
+  // in the pool are free once the grab is done (completion::handed_on),
+  // but each leaves its grey pixels with the recognizer: at most
+  // kTextsOut at a time (one read, the next ready), so a burst of them
+  // costs neither memory nor stale pixels, and holds no screenshot up.
+  static constexpr size_t kTextsOut = 2;
+  std::unordered_set<uint64_t> texts_out_;
   std::optional<std::chrono::steady_clock::time_point> last_input_;
 };
 

@@ -58,6 +58,11 @@ rect bounding(const rect& a, const rect& b) {
 
 uint64_t millis(double ms) { return uint64_t(std::max(0.0, std::ceil(ms))); }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  return std::round(s * 1000) / 1000;
+}
+
 }  // namespace
 
 screen_watches::screen_watches(uv_loop_t* loop, damage_monitor& damage)
@@ -232,7 +237,8 @@ void screen_watches::on_quiet(uint64_t seq) {
   if (auto hit = damage_.changed_since(w.mark, w.area); !hit || hit->w > 0) {
     return on_change(seq, hit ? *hit : w.area);
   }
-  finish(seq, w.spec.what == watch_spec::kind::stable ? stable_result(w) : change_result(w, true));
+  finish(seq,
+         w.spec.what == watch_spec::kind::stable ? stable_result(w, true) : change_result(w, true));
 }
 
 void screen_watches::on_timeout(uint64_t seq) {
@@ -248,6 +254,25 @@ void screen_watches::on_timeout(uint64_t seq) {
       return finish(seq, tool_result::failure(
                              str_cat("no change within ", waited, "s (timeout)")));
     case watch_spec::kind::stable: {
+      if (!w.changed) {
+        // Nothing was drawn: the quiet asked is longer than the wait could
+        // last (quiet_ms is counted from the mark, after the timeout's
+        // start). Not "still changing": say what happened, and answer the
+        // fields of a stable answer, stable false, so a client reading
+        // them sees no change either.
+        std::string why =
+            str_cat("not stable within ", waited, "s (timeout), though nothing was drawn: quiet for ",
+                    elapsed_text(clock::now() - w.started), "s, less than the ",
+                    seconds_text(std::chrono::duration<double>(w.spec.quiet_ms / 1000)),
+                    "s asked (quiet_ms); the timeout ended first");
+        // Before it was armed (a timeout of 0) there is no area to describe.
+        if (!w.armed) return finish(seq, tool_result::failure(std::move(why)));
+        tool_result r = stable_result(w, false);
+        r.is_error = true;
+        r.content.insert(r.content.begin(),
+                         content_block{content_block::kind::text, std::move(why), nullptr});
+        return finish(seq, std::move(r));
+      }
       std::string why = str_cat("not stable within ", waited, "s (timeout): still changing");
       if (w.changed) {
         const rect img = device_rect_to_image(
@@ -258,8 +283,12 @@ void screen_watches::on_timeout(uint64_t seq) {
       }
       return finish(seq, tool_result::failure(std::move(why)));
     }
-    case watch_spec::kind::touch:
-      return finish(seq, tool_result::failure(str_cat("timeout after ", waited, "s")));
+    case watch_spec::kind::touch: {
+      std::unique_ptr<watch> gone = std::move(it->second);
+      watches_.erase(it);
+      if (gone->h.timed_out) gone->h.timed_out();
+      return;
+    }
   }
 }
 
@@ -278,11 +307,6 @@ rect image_part(const coord_session& basis, point origin, const rect& root) {
   rect img = device_rect_to_image(basis, rect{root.x - origin.x, root.y - origin.y, root.w,
                                               root.h});
   return intersect(img, rect{0, 0, basis.image.w, basis.image.h});
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  return std::round(s * 1000) / 1000;
 }
 
 void write_common(json_writer& j, const coord_session& basis, point origin, const rect& area) {
@@ -309,10 +333,10 @@ tool_result screen_watches::change_result(const watch& w, bool settled) const {
   return tool_result::json(std::move(out));
 }
 
-tool_result screen_watches::stable_result(const watch& w) const {
+tool_result screen_watches::stable_result(const watch& w, bool stable) const {
   std::string out;
   json_writer j(out);
-  j.begin_object().key("stable").boolean(true).key("after").number(seconds_since(w.started));
+  j.begin_object().key("stable").boolean(stable).key("after").number(seconds_since(w.started));
   j.key("quiet_ms").number(w.spec.quiet_ms).key("changed").boolean(w.changed.has_value());
   j.key("rect");
   if (w.changed) {

@@ -35,8 +35,12 @@ class screen_watches {
     std::function<void()> armed;
     // kind::touch: the area was drawn on (bounding box in root coordinates).
     std::function<void(const rect&)> touched;
-    // The end: the answer, or an error (and for touch, the timeout).
+    // The end: the answer, or an error (the watch could not start, or the
+    // X server went away).
     std::function<void(tool_result)> done;
+    // kind::touch: the timeout came (done does not run then). Its owner
+    // words it, knowing what it looked for; any other end is done's.
+    std::function<void()> timed_out;
   };
 
   screen_watches(uv_loop_t* loop, damage_monitor& damage);
@@ -70,7 +74,9 @@ class screen_watches {
   // Ends seq's watch with r (its done hook runs last, after it is gone).
   void finish(uint64_t seq, tool_result r);
   tool_result change_result(const watch& w, bool settled) const;
-  tool_result stable_result(const watch& w) const;
+  // stable: quiet_ms of quiet came (false: the timeout came first, and
+  // nothing was drawn).
+  tool_result stable_result(const watch& w, bool stable) const;
 
   uv_loop_t* loop_;
   damage_monitor& damage_;

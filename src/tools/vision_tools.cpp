@@ -4,16 +4,18 @@
 // (protocol/screen_watch.h).
 #include <vector>
 
+#include "capture/png.h"
 #include "tools/args.h"
 #include "tools/handlers.h"
 #include "tools/tool_call.h"
 #include "util/base64.h"
 #include "util/str_cat.h"
+#include "vision/match.h"
 
 namespace cu {
 namespace {
 
-// The largest template file read: a template is a small part of a screen.
+// The longest template_path taken.
 constexpr size_t kMaxTemplatePathBytes = 4096;
 
 // The longest any wait on the screen may last, as for wait: under the
@@ -150,6 +152,16 @@ void handle_screenshot_find(tool_call& call) {
                                  r == &find->region ? "region" : "template_region", "\": ",
                                  device.err().message));
       }
+    }
+  }
+  // The PNG's header, last of the arguments and before any capture: a
+  // small file can declare an image of gigabytes, which must be refused
+  // before a worker grabs or decodes anything.
+  if (by_png) {
+    auto size = png_header_size(find->template_png);
+    if (!size) return call.fail(str_cat("Invalid argument \"template\": ", size.err().message));
+    if (auto e = check_template_size(size->w, size->h)) {
+      return call.fail(str_cat("Invalid argument \"template\": ", e->message));
     }
   }
   job.find = std::move(find);

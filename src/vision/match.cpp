@@ -600,6 +600,20 @@ std::vector<match> search_pyramid(plane hay0, const plane& needle0, const match_
   return make_error(errc::invalid_argument, msg);
 }
 
+}  // namespace
+
+// n * sum(T * I) with n at most 2^23 and every product at most 255^2 stays
+// under 2^63, and so does every other term of the score.
+static_assert(int64_t(kMaxTemplateSide) * kMaxTemplateSide <= (int64_t(1) << 23));
+
+std::optional<error> check_template_size(int w, int h) {
+  if (w <= kMaxTemplateSide && h <= kMaxTemplateSide) return std::nullopt;
+  return invalid("the template (%dx%d) is too large: at most %d pixels on a side", w, h,
+                 kMaxTemplateSide);
+}
+
+namespace {
+
 // The checks of find_template's contract; the template's pixels are only
 // looked at for flatness.
 std::optional<error> check(const gray_view& hay, const gray_view& needle, const match_options& o) {
@@ -611,11 +625,7 @@ std::optional<error> check(const gray_view& hay, const gray_view& needle, const 
   if (o.max_results < 1 || o.max_results > kMaxResults) {
     return invalid("max_results must be from 1 to %d, not %d", kMaxResults, o.max_results);
   }
-  if (int64_t(needle.w) * needle.h > kMaxTemplateArea || needle.w > kMaxTemplateSide ||
-      needle.h > kMaxTemplateSide) {
-    return invalid("the template (%dx%d) is too large: at most %lld pixels, %d on a side",
-                   needle.w, needle.h, (long long)kMaxTemplateArea, kMaxTemplateSide);
-  }
+  if (auto e = check_template_size(needle.w, needle.h)) return e;
   if (needle.w > hay.w || needle.h > hay.h) {
     return invalid("the template (%dx%d) is larger than the image searched (%dx%d)", needle.w,
                    needle.h, hay.w, hay.h);
@@ -817,14 +827,13 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
   if (!found) return found;
 
   // The template at device resolution: each device pixel's centre mapped
-  // into the template and interpolated bilinearly. One past the limits that
-  // keep the sums exact (a device over 16384 pixels tall) places no match
-  // more finely than the mapping does.
+  // into the template and interpolated bilinearly. One past the limit that
+  // keeps the sums exact (over kMaxTemplateSide device pixels on a side)
+  // places no match more finely than the mapping does.
   const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
   const int dw = std::min(device.w, std::max(1, int(std::lround(needle.w * sx))));
   const int dh = std::min(device.h, std::max(1, int(std::lround(needle.h * sy))));
-  const bool placeable = dw <= kMaxTemplateSide && dh <= kMaxTemplateSide &&
-                         int64_t(dw) * dh <= kMaxTemplateArea;
+  const bool placeable = !check_template_size(dw, dh);
   plane up = make_plane(placeable ? dw : 0, placeable ? dh : 0);
   for (int y = 0; y < up.h; ++y) {
     const double v = std::clamp((y + 0.5) * needle.h / dh - 0.5, 0.0, double(needle.h - 1));

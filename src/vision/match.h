@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/geometry.h"
@@ -120,11 +121,19 @@ struct match_options {
 
 inline constexpr int kMaxResults = 1000;
 
-// The largest template find_template takes: its area and its longer side.
-// They keep every sum the scores are made of exact in 64-bit integers, and
-// a row's or a column's in 32 bits.
-inline constexpr int64_t kMaxTemplateArea = int64_t(1) << 23;
-inline constexpr int kMaxTemplateSide = 16384;
+// The largest template, on either side: the one limit on a template,
+// whatever its source. find_template refuses more; screenshot_find checks
+// a PNG's header against it before decoding a pixel, so a small file that
+// declares a huge image costs nothing (docs/vision.md). 2048 is more than
+// any screenshot's side (core/geometry.h's kMaxImageEdge), so every
+// template that could be found is taken, and it keeps every sum a score is
+// made of exact: at most 2^22 pixels, so n * sum(T * I) fits 64-bit
+// integers, and a row's or a column's sums (2048 * 255^2) fit 32 bits.
+inline constexpr int kMaxTemplateSide = 2048;
+
+// Whether a template of w x h pixels is within kMaxTemplateSide: nothing,
+// or the invalid_argument error every refusal of a large template gives.
+std::optional<error> check_template_size(int w, int h);
 
 // A template whose grey levels' standard deviation is below this is flat:
 // it would match any stretch of one colour as well as any other.
@@ -153,7 +162,7 @@ double ncc_at(const gray_view& haystack, const gray_view& needle, int x, int y);
 //
 // Errors (invalid_argument, the message says which and what to do): an
 // empty haystack or template; a template larger than the haystack in either
-// direction, or above kMaxTemplateArea or kMaxTemplateSide; a flat template
+// direction, or above kMaxTemplateSide on a side (check_template_size); a flat template
 // (standard deviation under kFlatTemplateStddev grey levels); a threshold
 // outside [0, 1] or max_results outside [1, kMaxResults]. No match is an
 // empty list, not an error.

@@ -514,3 +514,18 @@ TEST_CASE("a scaled search looks only inside its region, and answers in device p
   CHECK(!cu::find_template_scaled(device.view(), {iw, ih}, t.view(), o, {900, 500, 200, 100}));
   CHECK(!cu::find_template_scaled(device.view(), {dw + 1, ih}, t.view(), o));
 }
+
+TEST_CASE("one limit on a template's size, with one message, whatever checks it") {
+  CHECK_FALSE(cu::check_template_size(cu::kMaxTemplateSide, cu::kMaxTemplateSide));
+  auto e = cu::check_template_size(cu::kMaxTemplateSide + 1, 10);
+  REQUIRE(e);
+  CHECK(e->code == cu::errc::invalid_argument);
+  CHECK(e->message == "the template (2049x10) is too large: at most 2048 pixels on a side");
+  // find_template gives the same refusal.
+  std::vector<uint8_t> hay(size_t(4000) * 4, 0), needle(size_t(2049) * 2, 0);
+  for (size_t i = 0; i < needle.size(); ++i) needle[i] = uint8_t(i * 37);
+  auto found = cu::find_template(cu::gray_view{hay.data(), 4000, 4, 4000},
+                                 cu::gray_view{needle.data(), 2049, 2, 2049}, cu::match_options{});
+  REQUIRE_FALSE(found.ok());
+  CHECK(found.err().message == "the template (2049x2) is too large: at most 2048 pixels on a side");
+}

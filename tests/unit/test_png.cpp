@@ -340,3 +340,24 @@ TEST_CASE("decode_png_rgb gives back what was encoded, and refuses what is not a
   CHECK_FALSE(cu::decode_png_rgb({png.data.get(), png.size / 2}).ok());
   CHECK_FALSE(cu::decode_png_rgb({}).ok());
 }
+
+TEST_CASE("png_header_size reads the size from the first 24 bytes, and refuses what is not a "
+          "PNG's start") {
+  const rgb_image img = random_image(517, 33, 7);
+  cu::byte_buffer png = encode(img, kEngines[0]);
+  // The header alone is enough: nothing after it is looked at.
+  auto size = cu::png_header_size({png.data.get(), 24});
+  REQUIRE(size.ok());
+  CHECK(size->w == 517);
+  CHECK(size->h == 33);
+  CHECK_FALSE(cu::png_header_size({png.data.get(), 23}).ok());
+  const uint8_t text[] = {'h', 'e', 'l', 'l', 'o'};
+  auto refused = cu::png_header_size(text);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.err().code == cu::errc::invalid_argument);
+  CHECK(refused.err().message.find("not a PNG this server can read") == 0);
+  // A width of zero is no image.
+  std::vector<uint8_t> zero(png.data.get(), png.data.get() + 24);
+  zero[16] = zero[17] = zero[18] = zero[19] = 0;
+  CHECK_FALSE(cu::png_header_size(zero).ok());
+}

@@ -6,12 +6,15 @@
 // without it the first case fails, naming what to install.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "support/harness.h"
+#include "support/jsonrpc.h"
 #include "support/session_probe.h"
 #include "support/tool_calls.h"
 
@@ -200,6 +203,61 @@ TEST_CASE("find_text answers an xterm's phrase where the xterm shows it, in imag
   CHECK(contains(batch->text, R"(\"condition\":{\"text_present\":false})"));
   CHECK(contains(batch->text, "[step 0 \u00b7 cursor_position] ["));
   CHECK_FALSE(contains(batch->text, "[step 1 \u00b7 cursor_position]"));
+}
+
+// (No colon in this name: Catch 2 wraps a long name at its colon, and here
+// it never ended.)
+TEST_CASE("a zoom sent behind six find_text calls is answered before the second of them, as "
+          "recognition holds no place screenshots wait for") {
+  xvfb x(1920, 1080);
+  background_program term({"xterm", "-geometry", "60x8+300+200", "-e", "sh", "-c",
+                           "printf '\\n   HELLO WORLD 42\\n   second line Quux\\n'; sleep 1000"},
+                          x.display());
+  server_process s(x.display(), kVisionOn);
+  ok_call(s, "screenshot", "{}");
+  // Tesseract loaded and the xterm drawn: each recognition below reads a
+  // whole screen with text on it, hundreds of milliseconds each.
+  wait_until([&] { return !matches(*ok_call(s, "find_text", args_of("second line Quux"))).empty(); },
+             "the xterm's text to be read");
+
+  // Recognitions run one at a time, so the second find_text answer comes
+  // at least two recognitions after the calls. The zoom needs a grab of a
+  // few milliseconds; it used to wait for a place in the pool until three
+  // recognitions had ended.
+  for (int i = 1; i <= 6; ++i) {
+    s.send(tool_call("\"t" + std::to_string(i) + "\"", "find_text", args_of("nowhere to be seen")));
+  }
+  const int64_t sent = now_ms();
+  s.send(tool_call("\"z\"", "zoom", "{\"region\":[0,0,200,200]}"));
+  std::vector<std::string> order;
+  int64_t zoom_ms = -1;
+  while (order.size() < 7) {
+    auto line = s.read_line(60000);
+    REQUIRE(line);
+    json_ptr j = parse_json(*line);
+    const std::string id = id_of(*j);
+    if (id.empty()) continue;  // A notification.
+    INFO(j->text.substr(0, 400));
+    CHECK_FALSE(is_error(*j));
+    if (id == "\"z\"") zoom_ms = now_ms() - sent;
+    order.push_back(id);
+  }
+  std::string said;
+  for (const std::string& id : order) said += id + " ";
+  fprintf(stderr, "answered in the order %s; the zoom after %lld ms\n", said.c_str(),
+          (long long)zoom_ms);
+  INFO("answered in the order " << said);
+  const auto zoom_at = std::find(order.begin(), order.end(), "\"z\"") - order.begin();
+  CHECK(zoom_at <= 1);
+  // Every find_text answered once (two workers grab, so the first two may
+  // reach the recognizer in either order).
+  std::vector<std::string> texts;
+  for (const std::string& id : order) {
+    if (id != "\"z\"") texts.push_back(id);
+  }
+  std::sort(texts.begin(), texts.end());
+  CHECK(texts == std::vector<std::string>{"\"t1\"", "\"t2\"", "\"t3\"", "\"t4\"", "\"t5\"",
+                                          "\"t6\""});
 }
 
 TEST_CASE("find_text without Tesseract says what to install, and the server goes on") {

@@ -296,6 +296,90 @@ TEST_CASE("screenshot_find until appear answers once the template is drawn; unti
   CHECK(contains(text, "did not appear within 0.4s"));
 }
 
+TEST_CASE("wait_until_stable whose quiet outlasts its timeout says nothing was drawn, not that "
+          "the screen still changed") {
+  xvfb x(1024, 768);
+  server_process s(x.display(), kVisionOn);
+  ok_call(s, "screenshot", "{}");
+  // Nothing draws on this screen: the timeout ends the wait first.
+  s.send(tool_call("\"q\"", "wait_until_stable", "{\"quiet_ms\":10000,\"timeout\":0.1}"));
+  json_ptr r = s.read_response("\"q\"", 20000);
+  REQUIRE(r);
+  INFO(r->text);
+  CHECK(is_error(*r));
+  const std::string text = text_of(*r);
+  CHECK(contains(text, "not stable within 0.1s (timeout), though nothing was drawn"));
+  CHECK(contains(text, "less than the 10s asked"));
+  CHECK_FALSE(contains(text, "still changing"));
+  // The fields of a stable answer say the same: not stable, no change.
+  simdjson::dom::element st = structured(*r);
+  bool stable = true, changed = true;
+  REQUIRE(st["stable"].get(stable) == simdjson::SUCCESS);
+  CHECK_FALSE(stable);
+  REQUIRE(st["changed"].get(changed) == simdjson::SUCCESS);
+  CHECK_FALSE(changed);
+  CHECK(st["rect"].is_null());
+  CHECK(num(st, "quiet_ms") == 10000);
+}
+
+TEST_CASE("screenshot_find until, when the X server goes away, says so and not that its time "
+          "ran out") {
+  auto x = std::make_unique<xvfb>(1024, 768, unused_display_number());
+  server_process s(x->display(), kVisionOn);
+  std::string png;
+  {
+    x_client painter(x->display());
+    xcb_window_t w = painter.create_window(100, 100, 300, 200, rgb{250, 250, 250});
+    painter.fill(w, 40, 30, 60, 40, rgb{200, 30, 30});
+    painter.fill(w, 100, 30, 60, 40, rgb{30, 200, 30});
+    painter.fill(w, 40, 70, 60, 40, rgb{30, 30, 200});
+    painter.sync();
+    ok_call(s, "screenshot", "{}");
+    json_ptr z = ok_call(s, "zoom", "{\"region\":[130,120,270,220]}");
+    std::string_view data;
+    REQUIRE(z->root["result"]["content"].at(0)["data"].get(data) == simdjson::SUCCESS);
+    png = std::string(data);
+    xcb_destroy_window(painter.connection(), w);
+    painter.sync();
+  }
+  // The server's debug lines say when a look found nothing: the watch is
+  // then waiting for drawing, with no look out, which is when the X
+  // server's end used to be taken for the timeout.
+  REQUIRE(s.request("logging/setLevel", R"({"level":"debug"})"));
+  std::vector<json_ptr> others;
+  start_watching(s, "\"gone\"", "screenshot_find",
+                 "{\"template\":\"" + png + "\",\"until\":\"appear\",\"timeout\":60}", others);
+  auto looked = [](const json_line& m) {
+    std::string_view data;
+    return method_of(m) == "notifications/message" &&
+           m.root["params"]["data"].get(data) == simdjson::SUCCESS &&
+           data.find("look 1, the template did not appear yet") != std::string_view::npos;
+  };
+  const int64_t deadline = now_ms() + 20000;
+  bool seen = false;
+  for (const json_ptr& o : others) seen = seen || looked(*o);
+  while (!seen) {
+    REQUIRE(now_ms() < deadline);
+    auto line = s.read_line(20000);
+    REQUIRE(line);
+    json_ptr j = parse_json(*line);
+    REQUIRE(id_of(*j) != "\"gone\"");
+    seen = looked(*j);
+  }
+  const int64_t killed = now_ms();
+  x.reset();
+  json_ptr r = read_until(s, "\"gone\"", others, 20000);
+  REQUIRE(r);
+  INFO(r->text);
+  CHECK(now_ms() - killed < 10000);  // Long before the 60 s timeout.
+  CHECK(is_error(*r));
+  const std::string text = text_of(*r);
+  CHECK(contains(text, "screenshot_find ended early: the X server stopped reporting changes "
+                       "(it went away)"));
+  CHECK(contains(text, "(after 1 look)"));
+  CHECK_FALSE(contains(text, "did not appear"));
+}
+
 TEST_CASE("a watch ends silently when cancelled, and with an error when stdin closes") {
   xvfb x(1024, 768);
   server_process s(x.display(), kVisionOn);
