@@ -127,10 +127,13 @@ TEST_CASE("a 63 MiB request line costs at most twice its size, and its memory is
     CHECK(m.peak - idle_kib < allowance);
   };
 
-  // One long string argument: the line and its copy in the parser.
+  // One long string argument: the line and its copy in the parser. The
+  // line is parsed whole, then the argument refused by name (cursor_position
+  // takes none).
   auto padded = s.call_tool("cursor_position",
                             R"({"padding":")" + std::string(kFill, 'a') + R"("})");
-  CHECK_FALSE(is_error(*padded));
+  CHECK(is_error(*padded));
+  CHECK_THAT(text_of(*padded), Catch::Contains("Invalid argument \"padding\""));
   check_peak("cursor_position with a long string");
 
   // type refuses it for its length, before turning it into keystrokes.
