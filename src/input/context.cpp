@@ -179,23 +179,28 @@ bool input_context::pause_ms(double ms) {
 bool input_context::pace(double* waited_ms) {
   if (pacing_.quiet_ms <= 0 || !last_input_) return true;
   using ms = std::chrono::duration<double, std::milli>;
+  auto after = [](clock_type::time_point t, double millis) {
+    return t + std::chrono::duration_cast<clock_type::duration>(ms(millis));
+  };
   const clock_type::time_point start = clock_type::now();
-  const clock_type::time_point bound =
-      *last_input_ + std::chrono::duration_cast<clock_type::duration>(ms(pacing_.max_ms));
-  const double quiet_ms = last_was_text_ ? pacing_.text_quiet_ms : pacing_.quiet_ms;
+  const clock_type::time_point bound = after(*last_input_, pacing_.max_ms);
+  // An application's own timers (a completion, a file chooser's lookup)
+  // count from the last keystroke, and draw nothing until they fire: after
+  // typed text the wait is the text window from the input at least.
+  const clock_type::time_point floor =
+      after(*last_input_, last_was_text_ ? std::max(pacing_.text_quiet_ms, pacing_.quiet_ms)
+                                         : pacing_.quiet_ms);
   bool go_on = true;
   for (;;) {
-    // Quiet since the input and since the last change drawn after it; the
-    // record may learn of a change only now, so it is read again after
-    // every wait.
-    clock_type::time_point quiet_from = *last_input_;
+    // Quiet since the last change drawn after the input; the record may
+    // learn of a change only now, so it is read again after every wait.
+    clock_type::time_point ready = floor;
     if (pacing_.screen_changed_at) {
-      if (auto changed = pacing_.screen_changed_at(); changed && *changed > quiet_from) {
-        quiet_from = *changed;
+      if (auto changed = pacing_.screen_changed_at(); changed && *changed > *last_input_) {
+        ready = std::max(ready, after(*changed, pacing_.quiet_ms));
       }
     }
-    const clock_type::time_point ready = std::min(
-        bound, quiet_from + std::chrono::duration_cast<clock_type::duration>(ms(quiet_ms)));
+    ready = std::min(ready, bound);
     if (ready <= clock_type::now()) break;
     if (wait_until && !wait_until(ready)) {
       go_on = false;

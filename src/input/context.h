@@ -79,10 +79,11 @@ class input_context {
   // quiet. quiet_ms 0 turns pacing off.
   struct pacing {
     double quiet_ms = 0;  // CU_PACE_QUIET_MS: quiet for this long since the input.
-    // CU_PACE_TEXT_MS: the same after typed text, which applications
-    // often act on after a timer of their own (GTK's file chooser looks
-    // the typed path up 150 ms after the last change; search boxes and
-    // completions debounce alike), with nothing drawn meanwhile.
+    // CU_PACE_TEXT_MS: after typed text, at least this long after the
+    // input: applications act on text after timers of their own (GTK's
+    // file chooser looks the typed path up 150 ms after the last change;
+    // completions and search boxes debounce alike) and draw nothing
+    // meanwhile.
     double text_quiet_ms = 0;
     double max_ms = 0;    // CU_PACE_MAX_MS: and never longer than this after it.
     // When the screen last changed (X DAMAGE); nothing when unknown, and
@@ -96,10 +97,11 @@ class input_context {
     last_was_text_ = text_since_note_;
     text_since_note_ = false;
   }
-  // Waits until the screen has been quiet for quiet_ms since the last input
-  // and since its last change, or max_ms after the input at the latest;
-  // no wait when that is already so. Adds the time waited to *waited_ms
-  // when given. False when the running job should stop.
+  // Waits until quiet_ms after the last input (text_quiet_ms when it typed
+  // text) and quiet_ms after the last change the screen showed since, or
+  // max_ms after the input at the latest; no wait when that is already so.
+  // Adds the time waited to *waited_ms when given. False when the running
+  // job should stop.
   bool pace(double* waited_ms = nullptr);
   // The quiet window after other input; 0 when pacing is off.
   double pacing_window_ms() const { return pacing_.quiet_ms; }
