@@ -359,9 +359,14 @@ class StdioClient:
 
 
 def server_env(display, tmp, save_dir=None):
-    """The server's environment: our Xvfb, a lock and saves in tmp, no screenshot delay."""
+    """The server's environment: our Xvfb, a lock and saves in tmp, no screenshot delay.
+
+    And no pacing (CU_PACE_QUIET_MS=0): the benchmarks send input calls back
+    to back, which pacing spaces by design (docs/input.md, "Pacing"), and
+    they time the path itself; tools/bench-apps measures pacing.
+    """
     return dict(x_env(display), CU_LOCK_PATH=os.path.join(tmp, "lock"),
-                CU_SAVE_DIR=save_dir or tmp, CU_SCREENSHOT_DELAY="0")
+                CU_SAVE_DIR=save_dir or tmp, CU_SCREENSHOT_DELAY="0", CU_PACE_QUIET_MS="0")
 
 
 def initialize(client):

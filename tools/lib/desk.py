@@ -178,7 +178,9 @@ class Desk:
                                                "_NET_SUPPORTING_WM_CHECK"),
                       10, "openbox did not start")
         senv = bench.server_env(self.display, self.tmp)
+        # The defaults an agent's host gets: the settle before a look, pacing.
         senv.pop("CU_SCREENSHOT_DELAY", None)
+        senv.pop("CU_PACE_QUIET_MS", None)
         if toolsets:
             senv["CU_TOOLSETS"] = toolsets
         senv.update(env_extra or {})
