@@ -99,19 +99,21 @@ std::string xterm_id(server_process& s) {
   return std::string(id);
 }
 
+// An xterm at 300,200 showing two known lines, kept off its top-left corner
+// (a blank line, an indent): near a corner between a light window and the
+// black root, the polarity fix can invert a few pixels of the first
+// characters (docs/vision.md, "find_text", limits).
+const std::vector<std::string> kPhraseXterm = {
+    "xterm", "-geometry", "60x8+300+200", "-e", "sh", "-c",
+    "printf '\\n   HELLO WORLD 42\\n   second line Quux\\n'; sleep 1000"};
+
 }  // namespace
 
 TEST_CASE("find_text answers an xterm's phrase where the xterm shows it, in image pixels of a "
           "downscaled screen, in the window alone, and nowhere else") {
   // 1920x1080 is sent as 1366x768: image and device pixels differ.
   xvfb x(1920, 1080);
-  // The text is kept off the window's top-left corner (a blank line, an
-  // indent): near a corner between a light window and the black root, the
-  // polarity fix can invert a few pixels of the first characters
-  // (docs/vision.md, "find_text", limits).
-  background_program term({"xterm", "-geometry", "60x8+300+200", "-e", "sh", "-c",
-                           "printf '\\n   HELLO WORLD 42\\n   second line Quux\\n'; sleep 1000"},
-                          x.display());
+  background_program term(kPhraseXterm, x.display());
   server_process s(x.display(), kVisionOn);
   ok_call(s, "screenshot", "{}");
   // The xterm maps and draws in its own time: read until the phrase is
@@ -210,9 +212,7 @@ TEST_CASE("find_text answers an xterm's phrase where the xterm shows it, in imag
 TEST_CASE("a zoom sent behind six find_text calls is answered before the second of them, as "
           "recognition holds no place screenshots wait for") {
   xvfb x(1920, 1080);
-  background_program term({"xterm", "-geometry", "60x8+300+200", "-e", "sh", "-c",
-                           "printf '\\n   HELLO WORLD 42\\n   second line Quux\\n'; sleep 1000"},
-                          x.display());
+  background_program term(kPhraseXterm, x.display());
   server_process s(x.display(), kVisionOn);
   ok_call(s, "screenshot", "{}");
   // Tesseract loaded and the xterm drawn: each recognition below reads a

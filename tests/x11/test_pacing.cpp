@@ -51,6 +51,19 @@ int64_t gap(const input_event& from, const input_event& to) {
   return int64_t(to.time) - int64_t(from.time);
 }
 
+// The gap, in server milliseconds, from the last key of a typed "ab" to the
+// Return after it, sent as one batch.
+int64_t gap_after_text(session& t) {
+  t.probe.clear();
+  auto r = t.s.call_tool("computer_batch",
+                         batch_args({act("type", R"({"text":"ab"})"), key_step("Return")}));
+  REQUIRE_FALSE(is_error(*r));
+  auto k = keys(t.probe.take());
+  INFO(describe(k));
+  REQUIRE(k.size() == 6);  // a, b and Return, each down and up.
+  return gap(k[3], k[4]);
+}
+
 }  // namespace
 
 TEST_CASE("a key that follows a key waits the pacing window after it on a quiet screen") {
@@ -67,14 +80,7 @@ TEST_CASE("a key that follows a key waits the pacing window after it on a quiet 
 
 TEST_CASE("input that follows typed text waits the longer text window") {
   session t({{"CU_PACE_QUIET_MS", "20"}, {"CU_PACE_TEXT_MS", "400"}});
-  t.probe.clear();
-  auto r = t.s.call_tool("computer_batch",
-                         batch_args({act("type", R"({"text":"ab"})"), key_step("Return")}));
-  REQUIRE_FALSE(is_error(*r));
-  auto k = keys(t.probe.take());
-  INFO(describe(k));
-  REQUIRE(k.size() == 6);
-  CHECK(gap(k[3], k[4]) >= 399);
+  CHECK(gap_after_text(t) >= 399);
 }
 
 TEST_CASE("input waits while the screen keeps changing, but no longer than CU_PACE_MAX_MS") {
@@ -133,12 +139,5 @@ TEST_CASE("CU_PACE_QUIET_MS=0 turns pacing off, after typed text too") {
   // A text window of five seconds that must not apply: the gap is far
   // below it however slow the machine.
   session t({{"CU_PACE_QUIET_MS", "0"}, {"CU_PACE_TEXT_MS", "5000"}, {"CU_PACE_MAX_MS", "60000"}});
-  t.probe.clear();
-  auto r = t.s.call_tool("computer_batch",
-                         batch_args({act("type", R"({"text":"ab"})"), key_step("Return")}));
-  REQUIRE_FALSE(is_error(*r));
-  auto k = keys(t.probe.take());
-  INFO(describe(k));
-  REQUIRE(k.size() == 6);
-  CHECK(gap(k[3], k[4]) < 4000);
+  CHECK(gap_after_text(t) < 4000);
 }
