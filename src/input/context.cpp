@@ -176,13 +176,12 @@ bool input_context::pause_ms(double ms) {
   return wait_until ? wait_until(until) : true;
 }
 
-bool input_context::pace(double* waited_ms) {
+bool input_context::pace() {
   if (pacing_.quiet_ms <= 0 || !last_input_) return true;
   using ms = std::chrono::duration<double, std::milli>;
   auto after = [](clock_type::time_point t, double millis) {
     return t + std::chrono::duration_cast<clock_type::duration>(ms(millis));
   };
-  const clock_type::time_point start = clock_type::now();
   const clock_type::time_point bound = after(*last_input_, pacing_.max_ms);
   // An application's own timers (a completion, a file chooser's lookup)
   // count from the last keystroke, and draw nothing until they fire: after
@@ -190,7 +189,6 @@ bool input_context::pace(double* waited_ms) {
   const clock_type::time_point floor =
       after(*last_input_, last_was_text_ ? std::max(pacing_.text_quiet_ms, pacing_.quiet_ms)
                                          : pacing_.quiet_ms);
-  bool go_on = true;
   for (;;) {
     // Quiet since the last change drawn after the input; the record may
     // learn of a change only now, so it is read again after every wait.
@@ -201,14 +199,9 @@ bool input_context::pace(double* waited_ms) {
       }
     }
     ready = std::min(ready, bound);
-    if (ready <= clock_type::now()) break;
-    if (wait_until && !wait_until(ready)) {
-      go_on = false;
-      break;
-    }
+    if (ready <= clock_type::now()) return true;
+    if (wait_until && !wait_until(ready)) return false;
   }
-  if (waited_ms) *waited_ms += ms(clock_type::now() - start).count();
-  return go_on;
 }
 
 result<point> input_context::pointer() {

@@ -78,7 +78,9 @@ class input_context {
   // until the application has taken it, which shows as the screen going
   // quiet. quiet_ms 0 turns pacing off.
   struct pacing {
-    double quiet_ms = 0;  // CU_PACE_QUIET_MS: quiet for this long since the input.
+    // CU_PACE_QUIET_MS: this long after the input, and after the last
+    // change the screen showed since.
+    double quiet_ms = 0;
     // CU_PACE_TEXT_MS: after typed text, at least this long after the
     // input: applications act on text after timers of their own (GTK's
     // file chooser looks the typed path up 150 ms after the last change;
@@ -87,7 +89,7 @@ class input_context {
     double text_quiet_ms = 0;
     double max_ms = 0;    // CU_PACE_MAX_MS: and never longer than this after it.
     // When the screen last changed (X DAMAGE); nothing when unknown, and
-    // then only the quiet window since the input is waited.
+    // then only the window after the input is waited.
     std::function<std::optional<clock_type::time_point>()> screen_changed_at;
   };
   void set_pacing(pacing p) { pacing_ = std::move(p); }
@@ -100,9 +102,8 @@ class input_context {
   // Waits until quiet_ms after the last input (text_quiet_ms when it typed
   // text) and quiet_ms after the last change the screen showed since, or
   // max_ms after the input at the latest; no wait when that is already so.
-  // Adds the time waited to *waited_ms when given. False when the running
-  // job should stop.
-  bool pace(double* waited_ms = nullptr);
+  // False when the running job should stop.
+  bool pace();
   // The quiet window after other input; 0 when pacing is off.
   double pacing_window_ms() const { return pacing_.quiet_ms; }
 
