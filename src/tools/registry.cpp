@@ -507,7 +507,7 @@ const std::array<tool_def, 4> kVisionTools = {{
     {"wait_until_stable", "Wait until stable",
      "Wait until nothing has been drawn on the screen (or a region of it, or a window) for "
      "quiet_ms: a page has loaded, an animation ended. Answers when it is stable, with what "
-     "changed meanwhile in image pixels; an error when it still changed at the timeout.",
+     "changed meanwhile in image pixels; an error when it was not quiet that long by the timeout.",
      kWaitUntilStableIn, executor::loop, kReadOnly, 120000, handle_wait_until_stable,
      kWaitUntilStableOut},
 }};
