@@ -445,7 +445,7 @@ constexpr std::string_view kWaitUntilStableIn =
 constexpr std::string_view kWaitForChangeOut =
     R"({"type":"object","properties":{"changed":)" CU_BOOL R"(,"rect":)" CU_RECT
     R"(,"device":)" CU_RECT R"(,"settled":{"type":"boolean","description":"With quiet_ms:)"
-    R"( false when the area still changed at the timeout."},)" CU_WATCH_OUT_PROPS
+    R"( false when it was not quiet that long by the timeout."},)" CU_WATCH_OUT_PROPS
     R"(},"required":["changed","rect","device","after","watched","image"]})";
 constexpr std::string_view kWaitUntilStableOut =
     R"({"type":"object","properties":{"stable":)" CU_BOOL R"(,"quiet_ms":)" CU_INT
