@@ -156,6 +156,24 @@ class TitleSpy:
         self.proc.wait()
 
 
+def page_origin(move_to, spy):
+    """Where tests/apps/data/page.html's page sits on the screen, in device pixels.
+
+    move_to(point) is a mouse_move through a server, returning its answer's
+    text ("moved to (dx, dy)"); the page adds where the pointer landed to its
+    title ("ready - @ 12,34"). Two points, so that one is away from wherever
+    the pointer was.
+    """
+    for point in ([500, 400], [520, 410]):
+        spy.drain()
+        seen = len(spy.seen)
+        text = move_to(point)
+        device = [int(v) for v in text.split("(", 1)[1].split(")", 1)[0].split(",")]
+        spy.wait(lambda t: len(spy.seen) > seen and " @ " in t, 10, "the page's pointer report")
+    cx, cy = (int(v) for v in spy.title.split(" @ ", 1)[1].split()[0].split(",")[:2])
+    return device[0] - cx, device[1] - cy
+
+
 class Desk:
     """Xvfb + openbox + the server; programs started on it are stopped with it."""
 
