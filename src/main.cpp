@@ -14,7 +14,7 @@
 #include "build_config.h"
 #include "input/guard.h"
 #include "protocol/server.h"
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 #include "util/config.h"
 #include "util/lock.h"
 #include "util/log.h"

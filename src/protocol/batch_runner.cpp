@@ -1,7 +1,7 @@
 #include "protocol/batch_runner.h"
 
 #include "protocol/call_table.h"
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 #include "util/str_cat.h"
 
 namespace cu {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/tool_result.h"
-#include "tools/batch.h"
+#include "toolsets/computer/batch.h"
 
 namespace cu {
 

@@ -9,9 +9,9 @@
 #include "a11y/a11y.h"
 #endif
 #include "protocol/loop_timer.h"
-#include "tools/known_args.h"
-#include "tools/registry.h"
-#include "tools/tool_call.h"
+#include "toolsets/known_args.h"
+#include "toolsets/registry.h"
+#include "toolsets/tool_call.h"
 #include "util/log.h"
 #include "util/seconds_text.h"
 #include "util/str_cat.h"

@@ -32,8 +32,8 @@
 #include "protocol/coordinates.h"
 #include "protocol/replies.h"
 #include "protocol/screen_watch.h"
-#include "tools/grants.h"
-#include "tools/registry.h"
+#include "toolsets/grants.h"
+#include "toolsets/registry.h"
 #include "util/config.h"
 
 namespace cu {

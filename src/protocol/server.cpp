@@ -9,8 +9,8 @@
 #include "protocol/json_diagnose.h"
 #include "core/json_writer.h"
 #include "core/tool_result.h"
-#include "tools/registry.h"
-#include "tools/tool_call.h"
+#include "toolsets/registry.h"
+#include "toolsets/tool_call.h"
 #include "util/log.h"
 #if CU_HAVE_A11Y
 #include "a11y/a11y.h"

@@ -31,7 +31,7 @@
 #include "protocol/frame_splitter.h"
 #include "protocol/replies.h"
 #include "protocol/stdio.h"
-#include "tools/grants.h"
+#include "toolsets/grants.h"
 #include "util/config.h"
 
 namespace cu {

@@ -22,7 +22,7 @@
 
 #include "input/guard.h"
 #include "protocol/server.h"
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 #include "util/config.h"
 #include "util/log.h"
 

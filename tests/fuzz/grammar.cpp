@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstdio>
 
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 
 namespace cu_fuzz {
 namespace {
@@ -440,7 +440,7 @@ jvalue grammar::arguments(rng& r, const tool_schema& t, size_t budget, int depth
     o.set(p.name, std::move(v));
   }
   // An argument the tool does not take is refused before its handler runs
-  // (src/tools/known_args.h), and in a batch step it stops the batch: often
+  // (src/toolsets/known_args.h), and in a batch step it stops the batch: often
   // enough at the top to keep that path covered, seldom in steps so that
   // batches still reach their later steps. Half are another tool's
   // argument names, the mistake a model makes (`text` on mouse_move).

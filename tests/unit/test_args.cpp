@@ -1,6 +1,6 @@
-// Tests for src/tools/args.h: reading tool arguments, and the one shape
+// Tests for src/toolsets/args.h: reading tool arguments, and the one shape
 // every invalid-argument message has.
-#include "tools/args.h"
+#include "toolsets/args.h"
 
 #include <simdjson.h>
 

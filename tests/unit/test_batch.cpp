@@ -1,8 +1,8 @@
-// Tests for src/tools/batch.h: computer_batch's checks before anything runs
+// Tests for src/toolsets/computer/batch.h: computer_batch's checks before anything runs
 // (the vision toolset's stop_on_error, capture and if among them), how a
 // condition's probe answer decides it, when captures are appended, and the
 // shape of its result.
-#include "tools/batch.h"
+#include "toolsets/computer/batch.h"
 
 #include <simdjson.h>
 

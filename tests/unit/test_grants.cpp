@@ -1,6 +1,6 @@
-// Tests for src/tools/grants.h: the shapes request_access and
+// Tests for src/toolsets/grants.h: the shapes request_access and
 // list_granted_applications answer with.
-#include "tools/grants.h"
+#include "toolsets/grants.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
-// Tests for src/tools/known_args.h: which arguments each tool takes with
+// Tests for src/toolsets/known_args.h: which arguments each tool takes with
 // each set of toolsets, read from the schemas tools/list gives, and the
 // refusal of one a tool does not take.
-#include "tools/known_args.h"
+#include "toolsets/known_args.h"
 
 #include <simdjson.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 
 namespace {
 

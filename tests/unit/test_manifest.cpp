@@ -1,6 +1,6 @@
-// Tests for src/tools/manifest.h: the committed plugin.json and schema
+// Tests for src/toolsets/manifest.h: the committed plugin.json and schema
 // document must be exactly what the registry generates, so neither drifts.
-#include "tools/manifest.h"
+#include "toolsets/manifest.h"
 
 #include <simdjson.h>
 

@@ -1,5 +1,5 @@
-// Tests for src/tools/registry.h: the one table every tool comes from.
-#include "tools/registry.h"
+// Tests for src/toolsets/registry.h: the one table every tool comes from.
+#include "toolsets/registry.h"
 
 #include <simdjson.h>
 

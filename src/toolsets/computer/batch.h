@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/tool_result.h"
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 #include "util/result.h"
 
 namespace cu {

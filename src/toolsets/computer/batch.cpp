@@ -1,10 +1,10 @@
-#include "tools/batch.h"
+#include "toolsets/computer/batch.h"
 
 #include <iterator>
 
 #include "core/json_writer.h"
-#include "tools/args.h"
-#include "tools/known_args.h"
+#include "toolsets/args.h"
+#include "toolsets/known_args.h"
 #include "util/str_cat.h"
 
 namespace cu {

@@ -15,9 +15,9 @@
 #include "input/actor.h"
 #include "core/tool_result.h"
 #include "core/watch_spec.h"
-#include "tools/batch.h"
-#include "tools/grants.h"
-#include "tools/registry.h"
+#include "toolsets/computer/batch.h"
+#include "toolsets/grants.h"
+#include "toolsets/registry.h"
 #include "desktop/desktop_op.h"
 
 namespace cu {

@@ -7,9 +7,9 @@
 
 #include "input/gestures.h"
 #include "input/keys.h"
-#include "tools/args.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"
 

@@ -1,6 +1,6 @@
-#include "tools/args.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 
 namespace cu {
 

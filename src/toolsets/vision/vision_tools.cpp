@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "capture/png.h"
-#include "tools/args.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 #include "util/base64.h"
 #include "util/str_cat.h"
 #include "vision/match.h"

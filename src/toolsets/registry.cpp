@@ -1,11 +1,11 @@
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 
 #include "build_config.h"
 
 #include <array>
 
 #include "core/json_writer.h"
-#include "tools/handlers.h"
+#include "toolsets/handlers.h"
 #include "util/str_cat.h"
 
 namespace cu {

@@ -1,10 +1,10 @@
 // The clipboard and session tools: grants live on the loop thread; the
 // clipboard, open_application and switch_display run on the desktop thread.
 #include "core/json_writer.h"
-#include "tools/args.h"
-#include "tools/grants.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/grants.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"
 #include "desktop/desktop_op.h"

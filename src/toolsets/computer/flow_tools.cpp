@@ -2,10 +2,10 @@
 #include <cmath>
 #include <string>
 
-#include "tools/args.h"
-#include "tools/batch.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/computer/batch.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 
 namespace cu {
 

@@ -12,9 +12,9 @@
 #include "core/json_writer.h"
 #include "input/gestures.h"
 #include "input/keys.h"
-#include "tools/args.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 
 #if CU_HAVE_A11Y

@@ -1,9 +1,9 @@
 // The windows toolset's tools: arguments checked here, the work done on
 // the desktop thread (desktop/window_ops.cpp).
 #include "desktop/desktop_op.h"
-#include "tools/args.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 
 namespace cu {
 namespace {

@@ -1,4 +1,4 @@
-#include "tools/args.h"
+#include "toolsets/args.h"
 
 #include <charconv>
 #include <cmath>

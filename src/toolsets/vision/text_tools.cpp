@@ -3,9 +3,9 @@
 // (capture/find_text.h). Its one backend is OCR; an accessibility backend
 // (the a11y toolset, when there is one) would answer here instead, before
 // any capture, with "backend":"a11y".
-#include "tools/args.h"
-#include "tools/handlers.h"
-#include "tools/tool_call.h"
+#include "toolsets/args.h"
+#include "toolsets/handlers.h"
+#include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "vision/phrase.h"
 

@@ -1,4 +1,4 @@
-#include "tools/known_args.h"
+#include "toolsets/known_args.h"
 
 #include <initializer_list>
 #include <mutex>
@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tools/args.h"
+#include "toolsets/args.h"
 #include "util/str_cat.h"
 
 namespace cu {

@@ -14,7 +14,7 @@
 #include <span>
 #include <string>
 
-#include "tools/registry.h"
+#include "toolsets/registry.h"
 #include "util/result.h"
 
 namespace cu {
