@@ -5,6 +5,7 @@
 #include "build_config.h"
 #include "core/json_writer.h"
 #include "toolsets/registry.h"
+#include "util/str_cat.h"
 
 namespace cu {
 namespace {
@@ -137,25 +138,18 @@ std::string schema_doc() {
                "```\n";
       }
     }
-    if (set.id == toolset::windows) {
-      out += "\n## screenshot and zoom: `window`\n\n"
-             "With this toolset on, `screenshot` and `zoom` take one more property, and their\n"
-             "structuredContent says which window was captured and from where:\n\n```json\n" +
-             pretty("{" + std::string(capture_window_input_property()) + "}") +
-             "```\n\nstructuredContent (added):\n\n```json\n" +
-             pretty("{" + std::string(capture_window_output_properties()) + "}") + "```\n";
-    }
-    if (set.id == toolset::vision) {
-      // computer_batch is a computer tool, but this toolset adds to it.
-      const tool_def* batch = find_tool("computer_batch", on);
-      out += "\n## computer_batch: `stop_on_error`, `capture` and `if`\n\n"
-             "With this toolset on, `computer_batch` takes `stop_on_error`, and each action\n"
-             "`capture` and `if` (a condition checked by a call of the tool it names); its\n"
-             "summary counts `skipped_by_condition` and says what each condition found:\n\n"
-             "```json\n" +
-             pretty(input_schema_of(*batch, on)) +
-             "```\n\nstructuredContent:\n\n```json\n" + pretty(output_schema_of(*batch, on)) +
-             "```\n";
+    // What this toolset adds to tools of others (screenshot's window,
+    // computer_batch's conditions).
+    for (const toolset_extension& x : extensions_of(set.id)) {
+      if (!x.doc.empty()) {
+        std::string names;
+        for (std::string_view t : x.tools) names += str_cat(names.empty() ? "" : " and ", t);
+        out += "\n## " + names + " with `" + std::string(set.name) + "`\n\n" + std::string(x.doc) + "\n";
+      }
+      if (!x.input.empty()) out += "\nAdded to the input schema:\n\n```json\n" + pretty(x.input) + "```\n";
+      if (!x.output.empty()) {
+        out += "\nAdded to structuredContent:\n\n```json\n" + pretty(x.output) + "```\n";
+      }
     }
   }
   return out;

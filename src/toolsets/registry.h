@@ -1,14 +1,18 @@
-// Owns: the one tool registry. Every tool's name, title, description, input
-// schema, annotations, executor and handler live here and nowhere else:
-// tools/list, dispatch, plugin.json and docs/computer-use-mcp-tools-schema.md
-// are all derived from it.
-// Thread affinity: immutable static data; handlers run on the loop thread.
+// Owns: the one tool registry: the list of toolsets and the lookup of their
+// tools. Each toolset's room (src/toolsets/<name>/) holds its table: the
+// tools' titles, descriptions, schemas and annotations as JSON data
+// (tools.json, embedded by meson), and its handlers bound by name
+// (room.cpp). tools/list, dispatch, plugin.json, the schema document, the
+// man page's tool list and the tests' lists are all derived from here.
+// Thread affinity: built once on first use (thread-safe), immutable after;
+// handlers run on the loop thread.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/result.h"
 
@@ -41,6 +45,15 @@ struct tool_def {
   std::string_view output_schema = {};
 };
 
+// A tool of a room's table, bound to its code: where its work runs and the
+// handler that checks its arguments and hands the work there. The rest of
+// the tool (title, description, schemas, annotations) is the room's JSON.
+struct tool_binding {
+  std::string_view name;
+  executor runs_on;
+  void (*handler)(tool_call&);
+};
+
 // A group of tools switched on together (CU_TOOLSETS, --toolsets).
 // `computer` is the contract's 24 tools and is always on; the others add
 // tools, and never rename or change the 24.
@@ -57,6 +70,14 @@ struct toolset_def {
   std::string_view name;
   std::string_view summary;  // One line, for the schema document and --help.
   std::span<const tool_def> tools;
+};
+
+// A toolset's room (src/toolsets/<name>/room.cpp): its table as JSON text
+// (its tools.json, embedded; see tables.h) and its bindings, one per tool.
+struct toolset_room {
+  toolset id;
+  std::string_view table;
+  std::span<const tool_binding> bindings;
 };
 
 // Every toolset, in tools/list order (computer first).
@@ -98,10 +119,16 @@ std::string input_schema_of(const tool_def& t, toolset_mask on);
 // step's `skipped` and `condition` with the vision toolset.
 std::string output_schema_of(const tool_def& t, toolset_mask on);
 
-// What the windows toolset adds to screenshot and zoom (for the schema
-// document): the input property, and the output properties.
-std::string_view capture_window_input_property();
-std::string_view capture_window_output_properties();
+// What a toolset adds to another toolset's tools (the windows toolset gives
+// screenshot and zoom `window`; vision gives computer_batch its conditions):
+// for the schema document.
+struct toolset_extension {
+  std::string_view doc;                 // One paragraph, for the schema document.
+  std::vector<std::string_view> tools;  // The tools it extends.
+  std::string input;   // {"properties":{...}} added to the input schema, or empty.
+  std::string output;  // The same for the output schema, or empty.
+};
+std::vector<toolset_extension> extensions_of(toolset t);
 
 // The answer to a call of a tool by a name find_tool does not know.
 std::string unknown_tool_message(std::string_view name);

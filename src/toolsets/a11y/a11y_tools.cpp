@@ -13,7 +13,8 @@
 #include "input/gestures.h"
 #include "input/keys.h"
 #include "toolsets/args.h"
-#include "toolsets/handlers.h"
+#include "toolsets/a11y/room.h"
+#include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 

@@ -1,5 +1,5 @@
 #include "toolsets/args.h"
-#include "toolsets/handlers.h"
+#include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
 
 namespace cu {

@@ -4,7 +4,7 @@
 
 #include "toolsets/args.h"
 #include "toolsets/computer/batch.h"
-#include "toolsets/handlers.h"
+#include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
 
 namespace cu {

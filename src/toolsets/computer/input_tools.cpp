@@ -8,7 +8,7 @@
 #include "input/gestures.h"
 #include "input/keys.h"
 #include "toolsets/args.h"
-#include "toolsets/handlers.h"
+#include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"

@@ -3,7 +3,7 @@
 #include "core/json_writer.h"
 #include "toolsets/args.h"
 #include "toolsets/grants.h"
-#include "toolsets/handlers.h"
+#include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"

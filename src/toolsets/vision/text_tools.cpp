@@ -4,7 +4,7 @@
 // (the a11y toolset, when there is one) would answer here instead, before
 // any capture, with "backend":"a11y".
 #include "toolsets/args.h"
-#include "toolsets/handlers.h"
+#include "toolsets/vision/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "vision/phrase.h"

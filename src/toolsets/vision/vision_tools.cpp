@@ -6,7 +6,7 @@
 
 #include "capture/png.h"
 #include "toolsets/args.h"
-#include "toolsets/handlers.h"
+#include "toolsets/vision/room.h"
 #include "toolsets/tool_call.h"
 #include "util/base64.h"
 #include "util/str_cat.h"

@@ -2,7 +2,7 @@
 // the desktop thread (desktop/window_ops.cpp).
 #include "desktop/desktop_op.h"
 #include "toolsets/args.h"
-#include "toolsets/handlers.h"
+#include "toolsets/windows/room.h"
 #include "toolsets/tool_call.h"
 
 namespace cu {
