@@ -1,15 +1,18 @@
-// Owns: the command that writes plugin.json and
-// docs/computer-use-mcp-tools-schema.md from the tool registry.
+// Owns: the command that writes plugin.json,
+// docs/computer-use-mcp-tools-schema.md and tests/tool-names.json from the
+// tool registry.
 //
 //   gen-manifest plugin            print plugin.json
 //   gen-manifest schema            print the schema document
-//   gen-manifest write SOURCE_DIR  rewrite both files in the source tree
+//   gen-manifest names             print the tool names the tests read
+//   gen-manifest write SOURCE_DIR  rewrite the three files in the source tree
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
 
 #include "toolsets/manifest.h"
+#include "toolsets/registry.h"
 
 namespace {
 
@@ -17,6 +20,29 @@ bool write_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f << text;
   return bool(f);
+}
+
+// Every toolset's tool names in tools/list order, one toolset a key in
+// registry order, one name a line so a change reads as a one-line diff. The
+// a11y toolset is listed whether or not this build has libatspi, so the file
+// is the same from every build; the tests skip what their server lacks.
+// Names are identifiers (lower case and underscores), so they need no escaping.
+std::string tool_names_json() {
+  std::string out = "{\n";
+  bool first_set = true;
+  for (const cu::toolset_def& set : cu::all_toolsets()) {
+    out += first_set ? "  \"" : ",\n  \"";
+    first_set = false;
+    out += std::string(set.name) + "\": [";
+    bool first_tool = true;
+    for (const cu::tool_def& t : set.tools) {
+      out += first_tool ? "\n    \"" : ",\n    \"";
+      first_tool = false;
+      out += std::string(t.name) + "\"";
+    }
+    out += "\n  ]";
+  }
+  return out + "\n}\n";
 }
 
 }  // namespace
@@ -30,12 +56,17 @@ int main(int argc, char** argv) {
     fputs(cu::schema_doc().c_str(), stdout);
     return 0;
   }
+  if (argc == 2 && strcmp(argv[1], "names") == 0) {
+    fputs(tool_names_json().c_str(), stdout);
+    return 0;
+  }
   if (argc == 3 && strcmp(argv[1], "write") == 0) {
     std::string dir = argv[2];
     bool ok = write_file(dir + "/plugin.json", cu::plugin_json()) &&
-              write_file(dir + "/docs/computer-use-mcp-tools-schema.md", cu::schema_doc());
+              write_file(dir + "/docs/computer-use-mcp-tools-schema.md", cu::schema_doc()) &&
+              write_file(dir + "/tests/tool-names.json", tool_names_json());
     return ok ? 0 : 1;
   }
-  fputs("usage: gen-manifest plugin | schema | write SOURCE_DIR\n", stderr);
+  fputs("usage: gen-manifest plugin | schema | names | write SOURCE_DIR\n", stderr);
   return 2;
 }

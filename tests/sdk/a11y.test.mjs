@@ -21,6 +21,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import {
   EXPECTED_TOOLS,
+  TOOL_NAMES,
   assertOk,
   callOk as callResult,
   pngSize,
@@ -29,17 +30,7 @@ import {
   withSession,
 } from './harness.mjs';
 
-const A11Y_TOOLS = [
-  'list_apps',
-  'get_app_state',
-  'click',
-  'perform_secondary_action',
-  'scroll_app',
-  'drag',
-  'type_text',
-  'press_key',
-  'set_value',
-];
+const A11Y_TOOLS = TOOL_NAMES.a11y;
 const A11Y_ON = { CU_TOOLSETS: 'a11y' };
 const APP = 'gtk3-widget-factory';
 const POLL_MS = 50;

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, access, constants } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,32 +18,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const BINARY = process.env.CU_BINARY || join(REPO, 'build', 'computer-use-mcp');
 
-export const EXPECTED_TOOLS = [
-  'screenshot',
-  'zoom',
-  'left_click',
-  'right_click',
-  'middle_click',
-  'double_click',
-  'triple_click',
-  'mouse_move',
-  'left_click_drag',
-  'scroll',
-  'left_mouse_down',
-  'left_mouse_up',
-  'type',
-  'key',
-  'hold_key',
-  'read_clipboard',
-  'write_clipboard',
-  'request_access',
-  'list_granted_applications',
-  'open_application',
-  'switch_display',
-  'computer_batch',
-  'wait',
-  'cursor_position',
-];
+// Every toolset's tool names in tools/list order, as build/tools/gen-manifest
+// writes them from the registry (the manifest suite keeps the file current).
+export const TOOL_NAMES = JSON.parse(readFileSync(join(REPO, 'tests', 'tool-names.json'), 'utf8'));
+// The default toolset's 24.
+export const EXPECTED_TOOLS = TOOL_NAMES.computer;
 
 // The server scales the 1920x1080 framebuffer to this size for the model.
 export const SCREEN_WIDTH = 1920;

@@ -30,6 +30,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 import {
   EXPECTED_TOOLS,
+  TOOL_NAMES,
   SCREEN_HEIGHT,
   SCREEN_WIDTH,
   assertOk,
@@ -40,14 +41,7 @@ import {
   withSession,
 } from './harness.mjs';
 
-const WINDOWS_TOOLS = [
-  'list_windows',
-  'focus_window',
-  'set_window_geometry',
-  'set_window_state',
-  'close_window',
-  'list_displays',
-];
+const WINDOWS_TOOLS = TOOL_NAMES.windows;
 const WINDOWS_ON = { CU_TOOLSETS: 'windows' };
 // The default toolset: whatever this process's environment says.
 const DEFAULT_TOOLSET = { CU_TOOLSETS: undefined };

@@ -1,10 +1,14 @@
-// Tests for src/toolsets/manifest.h: the committed plugin.json and schema
-// document must be exactly what the registry generates, so neither drifts.
+// Tests for src/toolsets/manifest.h: the committed plugin.json, schema document
+// and tests/tool-names.json must be exactly what the registry generates, so
+// none drifts.
 #include "toolsets/manifest.h"
 
 #include <simdjson.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/tool_names.h"
+#include "toolsets/registry.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -12,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace {
 
@@ -74,6 +79,28 @@ TEST_CASE("the committed schema document is what the registry generates") {
   CHECK(same);
 }
 
+TEST_CASE("the committed tests/tool-names.json lists every toolset's tools as the registry does") {
+  // gen-manifest writes the file; the suites read it for their expected
+  // lists, so this is the one place those lists are checked against the code.
+  INFO(kRegenerate);
+  std::vector<std::string> committed_sets;
+  {
+    simdjson::dom::parser parser;
+    simdjson::dom::object doc;
+    REQUIRE(parser.load(source_dir() + "/tests/tool-names.json").get(doc) == simdjson::SUCCESS);
+    for (auto field : doc) committed_sets.emplace_back(field.key);
+  }
+  std::vector<std::string> registry_sets;
+  for (const cu::toolset_def& set : cu::all_toolsets()) {
+    registry_sets.emplace_back(set.name);
+    std::vector<std::string> names;
+    for (const cu::tool_def& t : set.tools) names.emplace_back(t.name);
+    CAPTURE(set.name);
+    CHECK(cu::test::tool_names_of(set.name) == names);
+  }
+  CHECK(committed_sets == registry_sets);
+}
+
 TEST_CASE("plugin.json describes a service with a namespace, timeouts and no static tools") {
   const std::string json = cu::plugin_json();
   CHECK(json.back() == '\n');
@@ -117,13 +144,14 @@ TEST_CASE("plugin.json describes a service with a namespace, timeouts and no sta
 
 TEST_CASE("the schema document lists every tool once in a section of its own, toolset by toolset") {
   const std::string doc = cu::schema_doc();
-  for (std::string_view tool : {"screenshot", "zoom", "hold_key", "wait", "cursor_position",
-                                "list_windows", "close_window", "list_displays"}) {
-    CAPTURE(tool);
-    const std::string heading = "\n## " + std::string(tool) + "\n";
-    const size_t at = doc.find(heading);
-    CHECK(at != std::string::npos);
-    CHECK(doc.find(heading, at + 1) == std::string::npos);
+  for (const cu::toolset_def& set : cu::all_toolsets()) {
+    for (const std::string& tool : cu::test::tool_names_of(set.name)) {
+      CAPTURE(tool);
+      const std::string heading = "\n## " + tool + "\n";
+      const size_t at = doc.find(heading);
+      CHECK(at != std::string::npos);
+      CHECK(doc.find(heading, at + 1) == std::string::npos);
+    }
   }
   CHECK(doc.find("| 15 | [`hold_key`](#hold_key) | computer | input actor | no | 120000 ms |") !=
         std::string::npos);

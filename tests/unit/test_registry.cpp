@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "build_config.h"
-#include "tests/support/contract.h"
+#include "tests/support/tool_names.h"
 
 #include <algorithm>
 #include <set>
@@ -16,9 +16,6 @@
 
 namespace {
 
-// The contract's tool order.
-const std::vector<std::string_view> kExpectedNames(cu::test::kContractTools.begin(),
-                                                   cu::test::kContractTools.end());
 
 // The tools that only look: they change nothing on screen or in the session.
 const std::set<std::string_view> kReadOnly = {
@@ -26,9 +23,9 @@ const std::set<std::string_view> kReadOnly = {
     "wait",
 };
 
-std::vector<std::string_view> registry_names() {
-  std::vector<std::string_view> names;
-  for (const cu::tool_def& t : cu::computer_tools()) names.push_back(t.name);
+std::vector<std::string> registry_names() {
+  std::vector<std::string> names;
+  for (const cu::tool_def& t : cu::computer_tools()) names.emplace_back(t.name);
   return names;
 }
 
@@ -36,12 +33,12 @@ std::vector<std::string_view> registry_names() {
 
 TEST_CASE("the computer toolset has the 24 contract tools in the contract's order") {
   CHECK(cu::computer_tools().size() == 24);
-  CHECK(registry_names() == kExpectedNames);
+  CHECK(registry_names() == cu::test::tool_names_of("computer"));
 }
 
 TEST_CASE("tool names are unique") {
-  const std::vector<std::string_view> names = registry_names();
-  const std::set<std::string_view> unique(names.begin(), names.end());
+  const std::vector<std::string> names = registry_names();
+  const std::set<std::string> unique(names.begin(), names.end());
   CHECK(unique.size() == names.size());
 }
 
@@ -167,9 +164,9 @@ TEST_CASE("a computer_batch step's name is an enum of every other tool, in tools
   simdjson::dom::array names;
   REQUIRE(parser.parse(schema)["properties"]["actions"]["items"]["properties"]["name"]["enum"].get(
               names) == simdjson::SUCCESS);
-  std::vector<std::string_view> listed;
-  for (simdjson::dom::element n : names) listed.push_back(n.get_string().value());
-  std::vector<std::string_view> expected = registry_names();
+  std::vector<std::string> listed;
+  for (simdjson::dom::element n : names) listed.emplace_back(n.get_string().value());
+  std::vector<std::string> expected = registry_names();
   expected.erase(std::find(expected.begin(), expected.end(), "computer_batch"));
   CHECK(listed == expected);
 }
@@ -212,10 +209,6 @@ std::vector<std::string> listed_names(const std::string& tools_list) {
   return names;
 }
 
-std::vector<std::string> strings(const std::vector<std::string_view>& v) {
-  return std::vector<std::string>(v.begin(), v.end());
-}
-
 }  // namespace
 
 TEST_CASE("CU_TOOLSETS names: computer is always on, all is every toolset, unknown names fail") {
@@ -253,22 +246,22 @@ TEST_CASE("a toolset's tools are listed and found only while it is on, after the
   const std::string default_list = cu::tools_list_json(cu::kDefaultToolsets);
   const std::string all_list = cu::tools_list_json(cu::every_toolset());
   const std::vector<std::string> names = listed_names(all_list);
-  const std::vector<std::string_view> windows = {"list_windows", "focus_window",
-      "set_window_geometry", "set_window_state", "close_window", "list_displays",
-      "screenshot_find", "find_text", "wait_for_change", "wait_until_stable"};
-  // Seed 004's nine, `scroll` as scroll_app: no name of the 24 is taken.
-  const std::vector<std::string_view> a11y = {"list_apps", "get_app_state", "click",
-      "perform_secondary_action", "scroll_app", "drag", "type_text", "press_key", "set_value"};
-  std::vector<std::string_view> expected = kExpectedNames;
-  expected.insert(expected.end(), windows.begin(), windows.end());
-  if (CU_HAVE_A11Y) expected.insert(expected.end(), a11y.begin(), a11y.end());
-  CHECK(names == strings(expected));
-  CHECK(listed_names(default_list) == strings(kExpectedNames));
+  const std::vector<std::string> computer = cu::test::tool_names_of("computer");
+  // Every built toolset is on: windows' and vision's tools follow the 24.
+  std::vector<std::string> beyond = cu::test::tool_names_of("windows");
+  for (const std::string& n : cu::test::tool_names_of("vision")) beyond.push_back(n);
+  // The a11y toolset's nine (seed 004's, `scroll` as scroll_app: no name of
+  // the 24 is taken) only when it is built.
+  if (CU_HAVE_A11Y) {
+    for (const std::string& n : cu::test::tool_names_of("a11y")) beyond.push_back(n);
+  }
+  std::vector<std::string> expected = computer;
+  expected.insert(expected.end(), beyond.begin(), beyond.end());
+  CHECK(names == expected);
+  CHECK(listed_names(default_list) == computer);
   const std::set<std::string> unique(names.begin(), names.end());
   CHECK(unique.size() == names.size());
-  std::vector<std::string_view> beyond = windows;
-  if (CU_HAVE_A11Y) beyond.insert(beyond.end(), a11y.begin(), a11y.end());
-  for (std::string_view n : beyond) {
+  for (const std::string& n : beyond) {
     CAPTURE(n);
     CHECK(cu::find_tool(n) == nullptr);
     const cu::tool_def* t = cu::find_tool(n, cu::every_toolset());

@@ -6,7 +6,7 @@
 // Meson runs Catch2 executables: each one's summary line gives its test-case
 // counts; an executable that ended without a summary (a crash, a timeout)
 // counts as one failure; any other test (a script) counts as one. Node's test runner prints "# pass N" / "# fail N";
-// so does tools/fuzz for the fuzz step (a crash, leak or timeout: # fail 1).
+// so does tests/fuzz/run-fuzz for the fuzz step (a crash, leak or timeout: # fail 1).
 // Plain TAP without those lines is counted by its ok / not ok lines.
 import { readFileSync } from 'node:fs';
 

@@ -36,7 +36,7 @@ CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xse
 # to build it in, and the accessibility bus tools/lib/a11y-session.sh starts
 # (the bus launcher and registry, dbus-run-session, dbus-send).
 CU_PKGS_A11Y="libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin"
-# The fuzz target (tests/fuzz, tools/fuzz): clang with libFuzzer and the
+# The fuzz target (tests/fuzz, tests/fuzz/run-fuzz): clang with libFuzzer and the
 # sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
 # pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.
 CU_PKGS_FUZZ="clang libclang-rt-14-dev llvm"

@@ -1,5 +1,5 @@
 // Owns: timing find_template (src/vision/match.h) on saved images, for
-// tools/bench-match, which runs it beside OpenCV's matchTemplate on the same
+// tools/bench/bench-match, which runs it beside OpenCV's matchTemplate on the same
 // pixels (docs/vision.md).
 //
 //   bench_match HAYSTACK.png NEEDLE.png [options]

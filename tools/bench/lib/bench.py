@@ -1,6 +1,7 @@
-"""What tools/bench-capture, tools/bench-input and tools/bench-protocol share.
+"""What the benchmarks and measurements in tools/bench/ share.
 
-The benchmarks import this module from their own tools/lib folder.  It owns:
+They import this module from tools/bench/lib (tests/apps/run-apps too,
+through desk.py).  It owns:
 
   * the run's frame: BenchError (a failure reported as a message, not a
     traceback), Children (the long-running children, stopped on exit), log
@@ -10,11 +11,12 @@ The benchmarks import this module from their own tools/lib folder.  It owns:
   * the machine: ensure_packages (apt-get install of missing commands as
     root), start_xvfb and x_env (the private 1920x1080x24 Xvfb), and
     machine_info with its parts cpu_model, xvfb_version and xdotool_version;
-  * the server: INITIALIZE_PARAMS, SCREENSHOT_PARAMS, StdioClient (one
-    request at a time over the server's pipes, as the capture and input
-    benchmarks time it; bench-protocol has a client of its own for pipelined
-    runs), start_server, initialize, close_server, screenshot_image and
-    png_size;
+  * the server: INITIALIZE_PARAMS, SCREENSHOT_PARAMS, StdioClient (the
+    one MCP client: a request at a time, requests without waiting, and
+    pipelined runs written by a thread while the replies are read),
+    start_server, initialize, close_server and screenshot_image;
+  * PNG: png_size and image_size (a base64 image's size), png_bytes_size,
+    png_decode (8-bit RGB/RGBA, a band of rows) and png_encode (RGB rows);
   * the measurements: vm_hwm_kib (a live process's peak RSS), spawn_and_wait
     and peak_rss_kib (one short-lived process, timed or under GNU time),
     spawn_pipeline (commands piped into each other, timed, with the last
@@ -25,6 +27,7 @@ Standard library only.
 """
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -39,6 +42,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 
 # The name log puts before each line; each script sets its own.
 PROGRAM = "bench"
@@ -50,6 +54,8 @@ INITIALIZE_PARAMS = {
     "clientInfo": {"name": "bench", "version": "1"},
 }
 SCREENSHOT_PARAMS = {"name": "screenshot", "arguments": {}}
+# The most a client reads from a pipe at once.
+READ_CHUNK = 1 << 20
 
 
 class BenchError(Exception):
@@ -272,6 +278,109 @@ def image_size(b64):
     raise BenchError("image is neither a PNG nor a JPEG with a frame header")
 
 
+def png_bytes_size(data):
+    """(width, height) of PNG bytes, or a BenchError."""
+    if data[:8] != PNG_SIGNATURE or data[12:16] != b"IHDR":
+        raise BenchError(f"not a PNG: {data[:16]!r}")
+    return struct.unpack(">II", data[16:24])
+
+
+def png_chunks(data):
+    """(type, body) of each chunk of PNG bytes, after checking the signature."""
+    if data[:8] != PNG_SIGNATURE:
+        raise BenchError(f"not a PNG: {data[:16]!r}")
+    offset = 8
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[offset:offset + 8])
+        yield kind, data[offset + 8:offset + 8 + length]
+        offset += 12 + length
+
+
+def png_unfilter(kind, line, prior, bpp):
+    """One PNG row's bytes from its filtered bytes and the row above (RFC 2083, 6.2-6.6)."""
+    stride = len(line)
+    if kind == 0:
+        return bytes(line)
+    if kind == 1:  # Sub: each channel is a running sum, modulo 256.
+        out = bytearray(stride)
+        for channel in range(bpp):
+            out[channel::bpp] = bytes(map(_LOW_BYTE, itertools.accumulate(line[channel::bpp])))
+        return bytes(out)
+    if kind == 2:  # Up: bytewise sums without carries, on whole rows as integers.
+        low = int.from_bytes(b"\x7f" * stride, "little")
+        a, b = int.from_bytes(line, "little"), int.from_bytes(prior, "little")
+        return (((a & low) + (b & low)) ^ ((a ^ b) & ~low)).to_bytes(stride, "little")
+    out = bytearray(line)
+    for i in range(stride):
+        left = out[i - bpp] if i >= bpp else 0
+        up = prior[i]
+        if kind == 3:
+            out[i] = (out[i] + (left + up) // 2) & 255
+            continue
+        corner = prior[i - bpp] if i >= bpp else 0
+        estimate = left + up - corner
+        pa, pb, pc = abs(estimate - left), abs(estimate - up), abs(estimate - corner)
+        pick = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+        out[i] = (out[i] + pick) & 255
+    return bytes(out)
+
+
+_LOW_BYTE = (255).__and__
+
+
+def png_decode(data, first=0, last=None):
+    """(width, height, rows first..last as RGB bytes) of an 8-bit RGB or RGBA PNG.
+
+    Non-interlaced only, which is what the server and ImageMagick write.
+    Decoding starts at the nearest row at or above `first` whose filter does
+    not read the row above (None or Sub), so a server PNG (Sub rows) gives
+    one row without the whole image.  Alpha is dropped.
+    """
+    header, idat = None, []
+    for kind, body in png_chunks(data):
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body[:13])
+        elif kind == b"IDAT":
+            idat.append(body)
+    if header is None:
+        raise BenchError("a PNG without IHDR")
+    width, height, depth, colour, _, _, interlace = header
+    if depth != 8 or colour not in (2, 6) or interlace:
+        raise BenchError(f"a PNG this decoder does not read: depth {depth}, colour type "
+                         f"{colour}, interlace {interlace}")
+    bpp = 3 if colour == 2 else 4
+    stride = width * bpp
+    raw = zlib.decompress(b"".join(idat))
+    last = height - 1 if last is None else last
+    start = first
+    while start > 0 and raw[start * (stride + 1)] not in (0, 1):
+        start -= 1
+    rows, prior = [], bytes(stride)
+    for y in range(start, last + 1):
+        offset = y * (stride + 1)
+        prior = png_unfilter(raw[offset], raw[offset + 1:offset + 1 + stride], prior, bpp)
+        if y >= first:
+            if bpp == 4:
+                rgb = bytearray(width * 3)
+                for channel in range(3):
+                    rgb[channel::3] = prior[channel::4]
+                rows.append(bytes(rgb))
+            else:
+                rows.append(prior)
+    return width, height, rows
+
+
+def png_encode(width, height, rows):
+    """PNG bytes of 8-bit RGB rows (no filter, zlib level 6)."""
+    def chunk(kind, body):
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xffffffff))
+    raw = b"".join(b"\x00" + row for row in rows)
+    return (PNG_SIGNATURE
+            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
 def screenshot_image(reply):
     """The base64 image data of a screenshot reply, after checking its shape."""
     result = reply.get("result", {})
@@ -291,71 +400,200 @@ def vm_hwm_kib(pid):
 
 
 class StdioClient:
-    """Newline-delimited JSON-RPC over the server's stdin/stdout pipes."""
+    """Newline-delimited JSON-RPC over a child's stdin/stdout pipes.
 
-    def __init__(self, proc, timeout):
+    Reads go straight to the file descriptor into our own buffer, so the
+    sequential calls and the pipelined runs share one view of the stream.
+    Replies to ids nobody is waiting for (the hold_key's, while screenshots
+    are timed) are kept in `stray` by id.  name is what messages call the
+    child.
+    """
+
+    def __init__(self, proc, timeout, name="server"):
         self.proc = proc
         self.timeout = timeout
+        self.name = name
         self.in_fd = proc.stdin.fileno()
-        self.last_id = 0
+        self.out_fd = proc.stdout.fileno()
+        self.buf = bytearray()
+        self.next_id = 0
+        self.stray = {}
+        self.stray_times = {}
         self.timed_out = False
 
+    @property
+    def last_id(self):
+        """The id of the latest request."""
+        return self.next_id
+
+    def new_id(self):
+        """A fresh request id (ids are never reused within a session)."""
+        self.next_id += 1
+        return self.next_id
+
     def kill_on_timeout(self):
-        """Watchdog action: the reply is overdue, so kill the server."""
+        """Watchdog action: the reply is overdue, so kill the child."""
         self.timed_out = True
         self.proc.kill()
 
+    def watchdog(self, seconds=None):
+        """A started timer that kills the child after seconds (default: the timeout)."""
+        timer = threading.Timer(self.timeout if seconds is None else seconds,
+                                self.kill_on_timeout)
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def send_bytes(self, data):
+        """Write bytes straight to the pipe (no Python buffering)."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.in_fd, view):]
+
     def send(self, message):
-        """Write one message as a single line straight to the pipe (no Python buffering)."""
-        data = json.dumps(message, separators=(",", ":")).encode() + b"\n"
-        while data:
-            data = data[os.write(self.in_fd, data):]
+        """Write one message as a single line."""
+        try:
+            self.send_bytes(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+        except BrokenPipeError as exc:
+            raise BenchError(self.lost_reason(message.get("method", "a request"))) from exc
 
     def notify(self, method):
         """Send a notification (no reply expected)."""
         self.send({"jsonrpc": "2.0", "method": method})
 
-    def lost_reason(self, method):
-        """Why stdout closed before the reply to method came."""
+    def request(self, method, params):
+        """Send a request without waiting; return its id."""
+        request_id = self.new_id()
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        return request_id
+
+    def lost_reason(self, what):
+        """Why stdout closed before what was complete."""
         if self.timed_out:
-            return f"no reply to {method} within {self.timeout:g} s; server killed"
+            return f"{self.name}: no reply to {what} within {self.timeout:g} s; killed"
         try:
             status = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            return f"server closed stdout during {method} but kept running"
-        return f"server exited with status {status} during {method} (its stderr is above)"
+            return f"{self.name} closed stdout during {what} but kept running"
+        return f"{self.name} exited with status {status} during {what} (its stderr is above)"
 
-    def call(self, method, params):
-        """Send a request; return (nanoseconds until the reply line arrived, line bytes, reply).
+    def read_line(self, what):
+        """The next whole line from the child (with its newline)."""
+        while True:
+            end = self.buf.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buf[:end + 1])
+                del self.buf[:end + 1]
+                return line
+            chunk = os.read(self.out_fd, READ_CHUNK)
+            if not chunk:
+                raise BenchError(self.lost_reason(what))
+            self.buf += chunk
 
+    def parse(self, line):
+        """A reply line as JSON, or a BenchError."""
+        try:
+            return json.loads(line)
+        except ValueError as exc:
+            raise BenchError(f"{self.name} wrote a line that is not JSON: {line[:200]!r}") \
+                from exc
+
+    def wait_reply(self, request_id, what, start=None):
+        """Read until the reply to request_id; return (ns since start, line bytes, reply).
+
+        Replies to other ids are stored in `stray`; notifications are skipped.
         The clock stops as soon as the line is read; JSON parsing comes after.
-        Lines that are not the reply (notifications) are skipped.  A watchdog
-        kills the server if the reply takes longer than the timeout.
         """
-        self.last_id += 1
-        request = {"jsonrpc": "2.0", "id": self.last_id, "method": method, "params": params}
-        watchdog = threading.Timer(self.timeout, self.kill_on_timeout)
-        watchdog.start()
+        if request_id in self.stray:
+            end, line = self.stray_times.pop(request_id), b""
+            reply = self.stray.pop(request_id)
+        else:
+            while True:
+                line = self.read_line(what)
+                end = time.perf_counter_ns()
+                reply = self.parse(line)
+                if reply.get("id") == request_id:
+                    break
+                if "id" in reply:
+                    if reply["id"] in self.stray:
+                        raise BenchError(f"{self.name} answered id {reply['id']} twice")
+                    self.stray[reply["id"]] = reply
+                    self.stray_times[reply["id"]] = end
+        if "error" in reply:
+            raise BenchError(f"{what} failed: {json.dumps(reply['error'])}")
+        return (end - start if start else 0), len(line), reply
+
+    def call(self, method, params, what=None, watch=True):
+        """Send a request and wait for its reply; return (ns, line bytes, reply).
+
+        With watch, a watchdog thread bounds the wait; series of short calls
+        pass watch=False and run under one watchdog of their own instead, so
+        no timer thread starts during the timed calls.
+        """
+        what = what or method
+        timer = self.watchdog() if watch else None
         try:
             start = time.perf_counter_ns()
-            self.send(request)
-            while True:
-                line = self.proc.stdout.readline()
-                end = time.perf_counter_ns()
-                if not line:
-                    raise BenchError(self.lost_reason(method))
-                try:
-                    reply = json.loads(line)
-                except ValueError as exc:
-                    raise BenchError(f"server wrote a line that is not JSON: {line[:200]!r}") \
-                        from exc
-                if reply.get("id") == self.last_id:
-                    break
+            request_id = self.request(method, params)
+            return self.wait_reply(request_id, what, start)
         finally:
-            watchdog.cancel()
-        if "error" in reply:
-            raise BenchError(f"{method} failed: {json.dumps(reply['error'])}")
-        return end - start, len(line), reply
+            if timer:
+                timer.cancel()
+
+    def pipelined(self, payload, count, what):
+        """Write payload (count request lines) from a thread while reading the replies.
+
+        Returns (ns from the first write to the last reply line, the reply
+        lines, the number of reads that returned data).  Counting newlines is
+        all the reading thread does while the clock runs; lines are split and
+        parsed afterwards.  Should the stream carry notifications, reading
+        goes on until count lines with an id have come.
+        """
+        outcome = {}
+
+        def writer():
+            outcome["first_write"] = time.perf_counter_ns()
+            try:
+                self.send_bytes(payload)
+            except OSError as exc:
+                outcome["write_error"] = exc
+            outcome["written"] = time.perf_counter_ns()
+
+        thread = threading.Thread(target=writer, name=f"writer-{what}", daemon=True)
+        chunks = [bytes(self.buf)]
+        self.buf.clear()
+        newlines = chunks[0].count(b"\n")
+        need = count
+        reads = 0
+        timer = self.watchdog()
+        try:
+            start = time.perf_counter_ns()
+            thread.start()
+            while True:
+                while newlines < need:
+                    chunk = os.read(self.out_fd, READ_CHUNK)
+                    if not chunk:
+                        thread.join(5)
+                        raise BenchError(self.lost_reason(
+                            f"{count} pipelined {what} ({newlines} lines read)"))
+                    chunks.append(chunk)
+                    newlines += chunk.count(b"\n")
+                    reads += 1
+                end = time.perf_counter_ns()
+                data = b"".join(chunks)
+                lines = data.split(b"\n")
+                with_id = sum(1 for line in lines if b'"id"' in line)
+                if with_id >= count:
+                    break
+                need = newlines + (count - with_id)
+        finally:
+            timer.cancel()
+        thread.join(self.timeout)
+        start = outcome.get("first_write", start)
+        if "write_error" in outcome:
+            raise BenchError(f"writing to {self.name} failed: {outcome['write_error']}")
+        self.buf += lines[-1]
+        return end - start, [line for line in lines[:-1] if line], reads
 
 
 def server_env(display, tmp, save_dir=None):
@@ -363,7 +601,7 @@ def server_env(display, tmp, save_dir=None):
 
     And no pacing (CU_PACE_QUIET_MS=0): the benchmarks send input calls back
     to back, which pacing spaces by design (docs/input.md, "Pacing"), and
-    they time the path itself; tools/bench-apps measures pacing.
+    they time the path itself; tools/bench/bench-apps measures pacing.
     """
     return dict(x_env(display), CU_LOCK_PATH=os.path.join(tmp, "lock"),
                 CU_SAVE_DIR=save_dir or tmp, CU_SCREENSHOT_DELAY="0", CU_PACE_QUIET_MS="0")

@@ -1,4 +1,4 @@
-"""A desktop with real programs, for tests/apps/run-apps and tools/bench-apps.
+"""A desktop with real programs, for tests/apps/run-apps and tools/bench/bench-apps.
 
 It owns: a private 1920x1080 Xvfb with openbox, the programs an agent drives
 (Debian's chromium, mousepad, gtk3-widget-factory), the server on pipes, and

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A GTK3 window holding one text view, for tools/measure-typing.
+"""A GTK3 window holding one text view, for tools/bench/measure-typing.
 
 Usage: gtk_text_app.py OUT. The window is 600x400 at the top-left of the
 screen. On SIGUSR1 it writes what the text view holds to OUT and prints

@@ -1,6 +1,6 @@
 """Latency plots the benchmarks share: empirical CDFs drawn as SVG.
 
-tools/bench-protocol and tools/bench-a11y import this module from their own
+tools/bench/bench-protocol and tools/bench/bench-a11y import this module from their own
 tools/lib folder.  It owns the look of every plot (colours readable with
 colour blindness, a log time axis spanning whole decades, dashed lines at
 p50 and p90) and writes the file: write_plot takes panels, each a title, its

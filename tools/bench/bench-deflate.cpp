@@ -3,7 +3,7 @@
 //
 //   bench-deflate [--runs N] SCREEN.png...
 //
-// Each SCREEN (a screenshot, such as `tools/bench-capture --save-screen`
+// Each SCREEN (a screenshot, such as `tools/bench/bench-capture --save-screen`
 // writes) is scaled to the size a screenshot of it is sent at, SUB-filtered
 // and cut into the server's 32-row strips; then every strip is deflated by
 // ISA-L's igzip at level 1 and by the runs encoder (its plan included), on

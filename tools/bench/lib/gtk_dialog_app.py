@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """A GTK3 window whose one big button opens a message dialog.
 
-What tools/measure-settle clicks to time a real dialog opening. The window
+What tools/bench/measure-settle clicks to time a real dialog opening. The window
 is 400x200 at the top-left of the screen (the button fills it); Escape or the
 dialog's OK button closes the dialog again. Prints "ready" on stdout once the
 window is shown.

@@ -5,8 +5,8 @@
 // elements read, the first round (which connects to the bus), the later
 // rounds' p50, min and max, and the process's peak RSS. --print also
 // writes the last tree as get_app_state's text to stderr.
-// Run it on an accessible desktop: tools/bench-a11y does, beside
-// tools/lib/a11y_walk.py walking the same tree with python3-pyatspi.
+// Run it on an accessible desktop: tools/bench/bench-a11y does, beside
+// tools/bench/lib/a11y_walk.py walking the same tree with python3-pyatspi.
 #include <sys/resource.h>
 #include <uv.h>
 

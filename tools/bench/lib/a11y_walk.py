@@ -6,12 +6,12 @@ field's text, action names, screen extents), and prints one line of JSON in
 bench_a11y's shape.
 
 a11y_walk.py --serve APP: a walker that walks on command, so that
-tools/bench-a11y can interleave its walks with the server's get_app_state
+tools/bench/bench-a11y can interleave its walks with the server's get_app_state
 round by round while this process holds nothing but pyatspi (its peak RSS
 is pyatspi's). Each line "walk" on stdin is answered on stdout by one line
 of JSON, {"ms": ..., "elements": ...}; the process ends at end of input.
 
-The yardstick of tools/bench-a11y (docs/a11y.md). Run it with
+The yardstick of tools/bench/bench-a11y (docs/a11y.md). Run it with
 /usr/bin/python3: pyatspi is a Debian package, not a pip one.
 """
 
