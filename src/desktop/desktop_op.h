@@ -84,6 +84,11 @@ std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title
                                               int max_windows,
                                               std::optional<coord_session> session,
                                               std::optional<rect> area);
+// The topmost application window at an image-space point (x, y) of the
+// session, with its frame; none when only the desktop is there.
+std::unique_ptr<desktop_op> make_window_at(double x, double y,
+                                           std::optional<coord_session> session,
+                                           std::optional<rect> area);
 // By id, or (id None) the window app names, as open_application matches.
 std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app);
 // What set_window_geometry changes: the fields given, in image pixels of

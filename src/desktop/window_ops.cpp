@@ -680,7 +680,68 @@ class list_displays final : public desktop_op {
   std::optional<rect> area_;
 };
 
+// window_at: the stacking order read once, every window described in two
+// round trips, then the topmost shown one whose frame holds the point.
+class window_at final : public desktop_op {
+ public:
+  window_at(double x, double y, std::optional<coord_session> session, std::optional<rect> area)
+      : x_(x), y_(y), session_(session), area_(area) {}
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    coord_session s = basis(d, session_, area_);
+    auto p = image_to_device(s, x_, y_);
+    if (!p) {
+      return desktop_result{
+          tool_result::failure(str_cat("Invalid argument \"coordinate\": ", p.err().message)), {}};
+    }
+    std::vector<window_details> windows =
+        describe_windows(d.conn, *d.atoms, d.root, list_client_windows(d.conn, *d.atoms, d.root));
+    const window_details* hit = nullptr;
+    for (auto w = windows.rbegin(); w != windows.rend() && hit == nullptr; ++w) {
+      if (!w->info.viewable || w->state.minimized) continue;
+      const int left = w->device.x - w->border - w->frame.left;
+      const int top = w->device.y - w->border - w->frame.top;
+      const int right = w->device.x + w->device.w + w->border + w->frame.right;
+      const int bottom = w->device.y + w->device.h + w->border + w->frame.bottom;
+      if (p->x >= left && p->x < right && p->y >= top && p->y < bottom) hit = &*w;
+    }
+    std::string out;
+    json_writer j(out);
+    j.begin_object().key("point").begin_object().key("x").number(int64_t(p->x));
+    j.key("y").number(int64_t(p->y)).end_object().key("window");
+    if (hit == nullptr) {
+      j.null();
+    } else {
+      j.begin_object().key("id").string(window_id_text(hit->info.id));
+      j.key("title").string(hit->info.title).key("class").string(hit->info.cls);
+      j.key("instance").string(hit->info.instance).key("pid");
+      if (hit->info.pid != 0) j.number(int64_t(hit->info.pid)); else j.null();
+      j.key("device");
+      write_rect(j, hit->device);
+      j.key("image");
+      write_rect(j, device_rect_to_image(s, hit->device));
+      j.end_object();
+    }
+    j.end_object();
+    return desktop_result{tool_result::json(std::move(out)), {}};
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
+
+ private:
+  double x_, y_;
+  std::optional<coord_session> session_;
+  std::optional<rect> area_;
+};
+
 }  // namespace
+
+std::unique_ptr<desktop_op> make_window_at(double x, double y,
+                                           std::optional<coord_session> session,
+                                           std::optional<rect> area) {
+  return std::make_unique<window_at>(x, y, session, area);
+}
+
 
 std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
                                               int max_windows,

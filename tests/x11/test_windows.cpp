@@ -620,3 +620,51 @@ TEST_CASE("list_windows stays under its byte bound when every title is 4 KiB of 
   CHECK(flag(list->root, "truncated"));
   CHECK(size_t(num(list->root, "omitted")) == 100 - listed);
 }
+
+namespace {
+
+std::string text_at(simdjson::dom::element e, const char* key) {
+  std::string_view v;
+  INFO("the string " << key);
+  REQUIRE(e[key].get(v) == simdjson::SUCCESS);
+  return std::string(v);
+}
+
+}  // namespace
+
+TEST_CASE("window_at answers the topmost shown window at a point, what X stacks there, and null over the bare desktop") {
+  // 640x480 is captured at its own size, so image pixels are root pixels.
+  xvfb x(640, 480);
+  x_observer obs(x.display());
+  window_maker planter(x.display());
+  // Two 40x30 windows overlapping at (30..39, 20..29): the later is on top.
+  const xcb_window_t lower = planter.window(10, 10, {.title = "cu-at-lower"});
+  const xcb_window_t upper = planter.window(30, 20, {.title = "cu-at-upper"});
+  const xcb_window_t hidden = planter.window(200, 200, {.title = "cu-at-hidden", .map = false});
+  planter.sync();
+  server_process s(x.display(), kWindowsOn);
+
+  json_ptr overlap = ok_json(s, "window_at", R"({"coordinate":[35,25]})");
+  CHECK(text_at(overlap->root["window"], "id") == hex(upper));
+  CHECK(num(overlap->root["point"], "x") == 35);
+  json_ptr only_lower = ok_json(s, "window_at", R"({"coordinate":[15,15]})");
+  CHECK(text_at(only_lower->root["window"], "id") == hex(lower));
+  CHECK(text_at(only_lower->root["window"], "title") == "cu-at-lower");
+  CHECK(num(only_lower->root["window"]["device"], "width") == 40);
+  // An unmapped window is not there to be at a point.
+  json_ptr desktop = ok_json(s, "window_at", R"({"coordinate":[210,210]})");
+  CHECK(desktop->root["window"].is_null());
+  CHECK(obs.title(hidden) == "cu-at-hidden");
+
+  // The stacking order is X's: raising the lower window puts it on top.
+  const uint32_t above = XCB_STACK_MODE_ABOVE;
+  xcb_configure_window(obs.connection(), lower, XCB_CONFIG_WINDOW_STACK_MODE, &above);
+  free(xcb_get_input_focus_reply(obs.connection(), xcb_get_input_focus(obs.connection()),
+                                 nullptr));
+  json_ptr raised = ok_json(s, "window_at", R"({"coordinate":[35,25]})");
+  CHECK(text_at(raised->root["window"], "id") == hex(lower));
+
+  CHECK(contains(error_text(s, "window_at", R"({"coordinate":[1]})"),
+                 "Invalid argument \"coordinate\""));
+  CHECK(contains(error_text(s, "window_at", "{}"), "coordinate"));
+}

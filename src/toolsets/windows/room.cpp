@@ -9,6 +9,7 @@ namespace {
 // handler. A tool is one entry there and one line here.
 constexpr tool_binding kBindings[] = {
     {"list_windows", executor::desktop, handle_list_windows},
+    {"window_at", executor::desktop, handle_window_at},
     {"focus_window", executor::desktop, handle_focus_window},
     {"set_window_geometry", executor::desktop, handle_set_window_geometry},
     {"set_window_state", executor::desktop, handle_set_window_state},

@@ -13,6 +13,7 @@ class tool_call;
 const toolset_room& windows_room();
 
 void handle_list_windows(tool_call& call);
+void handle_window_at(tool_call& call);
 void handle_focus_window(tool_call& call);
 void handle_set_window_geometry(tool_call& call);
 void handle_set_window_state(tool_call& call);

@@ -117,3 +117,13 @@ void handle_close_window(tool_call& call) {
 void handle_list_displays(tool_call& call) { call.desktop(make_list_displays(call.display_area())); }
 
 }  // namespace cu
+
+namespace cu {
+
+void handle_window_at(tool_call& call) {
+  auto c = arg_coordinate(call.args, "coordinate");
+  if (!c) return call.fail(c.err().message);
+  call.desktop(make_window_at((*c)[0], (*c)[1], call.session(), call.display_area()));
+}
+
+}  // namespace cu
