@@ -280,7 +280,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     // The line an image would make.
     const std::string guess = path_guess(job, env);
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
-      return tool_response_size(job.id_json, make_result(candidate, area, out, false, region,
+      return tool_response_size(job.reply.id_json, make_result(candidate, area, out, false, region,
                                                          job.save_to_disk, guess, {}));
     };
     frame_encoder enc(*f, out, env, mem, mark, line_size);
@@ -354,7 +354,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   const std::array<int, 4>* region = zoom ? &job.region : nullptr;
   const std::string guess = path_guess(job, env);
   auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
-    return tool_response_size(job.id_json, make_result(candidate, on_root, out, false, region,
+    return tool_response_size(job.reply.id_json, make_result(candidate, on_root, out, false, region,
                                                        job.save_to_disk, guess, {}, &note));
   };
   capture_memory mem;

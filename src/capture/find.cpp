@@ -218,6 +218,8 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
 
   std::string out;
   json_writer j(out);
+  std::vector<found_match> typed;
+  typed.reserve(found->size());
   j.begin_object().key("matches").begin_array();
   for (const match& m : *found) {
     // In session device coordinates, then in the image.
@@ -230,6 +232,7 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
                      std::min(int(std::lround(m.y * sy)), s.image.h - needle.h), needle.w,
                      needle.h};
     const point center = device_to_image(s, point{device.x + m.w / 2, device.y + m.h / 2});
+    typed.push_back(found_match{image, center});
     j.begin_object().key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
     j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
     j.key("center").begin_array().number(int64_t(center.x)).number(int64_t(center.y)).end_array();
@@ -246,7 +249,9 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   if (job.window != 0) j.key("window").string(window_id_text(job.window));
   j.end_object();
   if (grabbed->established) *established = s;
-  return tool_result::json(std::move(out));
+  tool_result r = tool_result::json(std::move(out));
+  r.matches = std::move(typed);
+  return r;
 }
 
 }  // namespace cu

@@ -48,7 +48,7 @@ std::optional<tool_result> run_find_text(grabber& g, const capture_job& job,
   }
   text_job t;
   t.seq = job.seq;
-  t.id_json = job.id_json;
+  t.reply = job.reply;
   t.request = job.text;
   // Grey now, on the worker: the frame is this worker's SHM segment, which
   // its next grab overwrites.
@@ -71,7 +71,7 @@ void text_recognizer::post(text_job job) {
   // screenshot waiting for a place in the pool takes it now, not after the
   // recognition; the completion that ends the call is pushed after this
   // one, so it cannot overtake it.
-  completion handed = job_done(job.seq, job.id_json, std::nullopt);
+  completion handed = job_done(job.seq, job.reply, std::nullopt);
   handed.was_capture = true;
   handed.handed_on = true;
   done_.push(std::move(handed));
@@ -97,7 +97,7 @@ void text_recognizer::cancel(uint64_t seq) {
   }
   if (dropped) {
     // Not was_capture: the worker's slot was freed when it handed the job on.
-    done_.push(job_done(dropped->seq, dropped->id_json, std::nullopt));
+    done_.push(job_done(dropped->seq, dropped->reply, std::nullopt));
   }
 }
 
@@ -129,7 +129,7 @@ void text_recognizer::main() {
       running_ = 0;
       cancelled = stop_running_;
     }
-    completion c = job_done(job.seq, job.id_json,
+    completion c = job_done(job.seq, job.reply,
                             cancelled ? std::nullopt : std::optional<tool_result>(std::move(r)));
     if (!cancelled) c.session = job.established;
     done_.push(std::move(c));
@@ -167,12 +167,15 @@ tool_result text_recognizer::run(const text_job& job) {
 
   std::string out;
   json_writer j(out);
+  std::vector<found_match> typed;
+  typed.reserve(found.size());
   j.begin_object().key("matches").begin_array();
   for (const phrase_match& m : found) {
     const rect device{s.device.x + m.box.x, s.device.y + m.box.y, m.box.w, m.box.h};
     const rect image = device_rect_to_image(s, device);
     const point center =
         device_to_image(s, point{device.x + device.w / 2, device.y + device.h / 2});
+    typed.push_back(found_match{image, center});
     j.begin_object().key("text").string(m.text);
     j.key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
     j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
@@ -188,7 +191,9 @@ tool_result text_recognizer::run(const text_job& job) {
   j.key("words_read").number(int64_t(words->size()));
   if (job.window != 0) j.key("window").string(window_id_text(job.window));
   j.end_object();
-  return tool_result::json(std::move(out));
+  tool_result r = tool_result::json(std::move(out));
+  r.matches = std::move(typed);
+  return r;
 }
 
 }  // namespace cu

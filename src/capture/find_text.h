@@ -35,7 +35,7 @@ namespace cu {
 // finish it with exactly one completion.
 struct text_job {
   uint64_t seq = 0;
-  std::string id_json;
+  reply_to reply;
   std::shared_ptr<const text_request> request;
   gray_image pixels;     // The part of the session searched, in device pixels.
   coord_session session;  // The session the answer is in.

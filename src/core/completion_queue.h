@@ -30,14 +30,31 @@ struct screen_report {
   uint64_t generation = 0;
 };
 
+// Where the end of a job goes. A plain tools/call's job renders its
+// response line on the worker, so the image is encoded once, straight into
+// the line; the loop writes it. A job whose result the loop goes on with (a
+// computer_batch step or probe, a step with another chained after it, a
+// look of screenshot_find's until loop) carries the result itself.
+struct reply_to {
+  enum class form { line, result };
+  form how = form::result;
+  std::string id_json;  // The request's id as JSON, for form::line.
+
+  static reply_to line(std::string id_json) { return {form::line, std::move(id_json)}; }
+  static reply_to result() { return {}; }
+  bool is_line() const { return how == form::line; }
+};
+
 // The end of one accepted request, or (seq 0) a message for the loop.
 struct completion {
   uint64_t seq = 0;             // The request's sequence number.
   std::string line;             // The whole response line, ready to write.
-  // For a request made without an id of its own (a computer_batch step),
-  // the result itself instead of a line. Neither line nor result: the
-  // request was cancelled.
+  // For a job that replies with its result (reply_to::result), the result
+  // itself instead of a line. Neither line nor result: the request was
+  // cancelled.
   std::optional<tool_result> result;
+  // line answers with a tool error (isError true), for the call log.
+  bool is_error = false;
   std::optional<coord_session> session;  // A capture established a new session.
   bool was_input = false;       // It sent pointer or keyboard input.
   // A capture worker is done with it: its slot among the captures the
@@ -54,13 +71,14 @@ struct completion {
   std::optional<screen_report> screen;
 };
 
-// The completion of request seq with r: rendered as a response to id_json,
-// or, when id_json is empty (a batch step), carried as it is.
-inline void set_outcome(completion& c, std::string_view id_json, tool_result r) {
-  if (id_json.empty()) {
-    c.result = std::move(r);
+// The completion of a request with r, as reply says: rendered as its
+// response line, or carried as it is.
+inline void set_outcome(completion& c, const reply_to& reply, tool_result r) {
+  if (reply.is_line()) {
+    c.line = render_tool_response(reply.id_json, r);
+    c.is_error = r.is_error;
   } else {
-    c.line = render_tool_response(id_json, r);
+    c.result = std::move(r);
   }
 }
 

@@ -22,21 +22,21 @@ namespace cu {
 struct job_header {
   // The request the job belongs to; for a computer_batch step, the batch's.
   uint64_t seq = 0;
-  // The request's id as JSON, for the response line. Empty for a batch
-  // step: the completion carries the result itself.
-  std::string id_json;
+  // Where its end goes: a response line to the request's id, or the
+  // result itself to the loop (completion_queue.h).
+  reply_to reply;
 };
 
 // The completion that ends job h: with r, or with nothing when the job was
 // cancelled (the loop then sends no answer for it).
-inline completion job_done(uint64_t seq, std::string_view id_json, std::optional<tool_result> r) {
+inline completion job_done(uint64_t seq, const reply_to& reply, std::optional<tool_result> r) {
   completion c;
   c.seq = seq;
-  if (r) set_outcome(c, id_json, std::move(*r));
+  if (r) set_outcome(c, reply, std::move(*r));
   return c;
 }
 inline completion job_done(const job_header& h, std::optional<tool_result> r) {
-  return job_done(h.seq, h.id_json, std::move(r));
+  return job_done(h.seq, h.reply, std::move(r));
 }
 
 }  // namespace cu

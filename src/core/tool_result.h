@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/byte_buffer.h"
+#include "core/geometry.h"
 
 namespace cu {
 
@@ -39,12 +40,23 @@ struct content_block {
   std::shared_ptr<const image_payload> image;  // For image blocks.
 };
 
+// One thing a search found (screenshot_find's template, find_text's
+// phrase), in the image's pixels: where it lies and its centre.
+struct found_match {
+  rect box;
+  point center;
+};
+
 struct tool_result {
   std::vector<content_block> content;
   bool is_error = false;
   // structuredContent: a JSON object as text, matching the tool's
   // outputSchema; empty for none.
   std::string structured;
+  // A search's matches as values, beside their JSON in structured: what
+  // the loop decides on (screenshot_find's until, a batch condition) is
+  // read here, not parsed back. Nothing: the tool searches for nothing.
+  std::optional<std::vector<found_match>> matches;
 
   static tool_result text(std::string t, bool is_error = false);
   static tool_result failure(std::string message) { return text(std::move(message), true); }

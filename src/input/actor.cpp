@@ -106,8 +106,8 @@ void input_actor::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void input_actor::complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r) {
-  completion c = job_done(seq, id_json, std::move(r));
+void input_actor::complete(uint64_t seq, const reply_to& reply, std::optional<tool_result> r) {
+  completion c = job_done(seq, reply, std::move(r));
   c.was_input = true;
   done_.push(std::move(c));
 }
@@ -137,7 +137,7 @@ void input_actor::finish_hold(hold& h, std::optional<std::string> why) {
     h.result = tool_result::failure("hold_key ended early after " +
                                     elapsed_text(clock_type::now() - h.started) + "s: " + *why);
   }
-  complete(h.seq, h.id_json, std::move(h.result));
+  complete(h.seq, h.reply, std::move(h.result));
 }
 
 void input_actor::end_holds_early(const std::string& why) {
@@ -234,14 +234,14 @@ void input_actor::run_job(input_job& job) {
   if (job.lease != 0) lease_ = job.lease;
   if (auto live = ctx_.begin_job(); !live) {
     last_read_only_ = false;
-    complete(job.seq, job.id_json, tool_result::failure(live.err().message));
+    complete(job.seq, job.reply, tool_result::failure(live.err().message));
     return;
   }
   if (job.generation != 0 && job.generation != generations_.current()) {
     // The coordinates were mapped through a screenshot of a server that
     // has since gone away; the new one's screen may be another size.
     last_read_only_ = false;
-    complete(job.seq, job.id_json,
+    complete(job.seq, job.reply,
              tool_result::failure("no screenshot session yet: X display " + cfg_.display +
                                   " restarted after the screenshot these coordinates refer "
                                   "to; take a new screenshot first"));
@@ -257,7 +257,7 @@ void input_actor::run_job(input_job& job) {
   if (!job.read_only && !ctx_.pace() && running_cancelled_) {
     running_seq_ = 0;
     running_cancelled_ = false;
-    complete(job.seq, {}, std::nullopt);
+    complete(job.seq, reply_to::result(), std::nullopt);
     return;
   }
   job_control ctl;
@@ -269,15 +269,15 @@ void input_actor::run_job(input_job& job) {
   if (cancelled) {
     ctx_.release_keys(ctl.held_keys);
     ctx_.sync();
-    complete(job.seq, {}, std::nullopt);
+    complete(job.seq, reply_to::result(), std::nullopt);
     return;
   }
   if (ctl.answer_at) {
-    holds_.push_back(hold{job.seq, std::move(job.id_json), clock_type::now(), *ctl.answer_at,
+    holds_.push_back(hold{job.seq, std::move(job.reply), clock_type::now(), *ctl.answer_at,
                           std::move(ctl.held_keys), std::move(r)});
     return;
   }
-  complete(job.seq, job.id_json, std::move(r));
+  complete(job.seq, job.reply, std::move(r));
 }
 
 void input_actor::thread_main() {

@@ -106,7 +106,7 @@ class input_actor {
  private:
   struct hold {
     uint64_t seq;
-    std::string id_json;
+    reply_to reply;
     clock_type::time_point started, until;
     std::vector<uint8_t> keys;
     tool_result result;
@@ -128,7 +128,7 @@ class input_actor {
   void finish_hold(hold& h, std::optional<std::string> why);
   void end_holds_early(const std::string& why);
   // r: the result; nothing: the request was cancelled.
-  void complete(uint64_t seq, std::string_view id_json, std::optional<tool_result> r);
+  void complete(uint64_t seq, const reply_to& reply, std::optional<tool_result> r);
 
   input_config cfg_;
   server_generation& generations_;

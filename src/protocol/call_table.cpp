@@ -8,7 +8,6 @@
 #if CU_HAVE_A11Y
 #include "a11y/a11y.h"
 #endif
-#include "protocol/loop_timer.h"
 #include "toolsets/known_args.h"
 #include "toolsets/registry.h"
 #include "toolsets/tool_call.h"
@@ -34,26 +33,24 @@ class table_tool_call final : public tool_call {
     if (in_batch_) {
       sync_ = std::move(r);
     } else {
-      t_.complete(seq_, render_tool_response(f().id_json, r));
+      t_.answer(seq_, std::move(r));
     }
   }
 
   void capture(capture_job job) override {
     done_ = true;
     job.seq = seq_;
-    job.id_json = reply_id();
-    t_.queue_capture(seq_, std::move(job));
+    job.reply = reply();
+    t_.hand_off(seq_, t_.captures_, std::move(job));
   }
 
   void input(std::function<tool_result(input_context&, job_control&)> run,
              bool read_only) override {
     done_ = true;
-    call_table::call_state& fl = f();
-    fl.at = call_table::where::actor;
-    if (in_batch_) fl.batch->leased = true;
+    if (in_batch_) f().batch->leased = true;
     input_job job;
     job.seq = seq_;
-    job.id_json = reply_id();
+    job.reply = reply();
     job.run = std::move(run);
     job.lease = in_batch_ ? seq_ : 0;
     job.read_only = read_only;
@@ -62,29 +59,27 @@ class table_tool_call final : public tool_call {
     if (session_read_) {
       if (auto s = t_.ctx_.coords.live()) job.generation = s->generation;
     }
-    t_.ctx_.actor.post(std::move(job));
+    t_.hand_off(seq_, t_.actor_, std::move(job));
   }
 
   void desktop(std::unique_ptr<desktop_op> op) override {
     done_ = true;
-    f().at = call_table::where::desktop;
     desktop_job job;
     job.seq = seq_;
-    job.id_json = reply_id();
+    job.reply = reply();
     job.op = std::move(op);
-    t_.ctx_.desk.post(std::move(job));
+    t_.hand_off(seq_, t_.desktop_, std::move(job));
   }
 
   void a11y(std::unique_ptr<a11y_op> op) override {
 #if CU_HAVE_A11Y
-    if (t_.ctx_.ax == nullptr) return fail("the a11y toolset is not on");
+    if (!t_.a11y_) return fail("the a11y toolset is not on");
     done_ = true;
-    f().at = call_table::where::a11y;
     a11y_job job;
     job.seq = seq_;
-    job.id_json = reply_id();
+    job.reply = reply();
     job.op = std::move(op);
-    t_.ctx_.ax->post(std::move(job));
+    t_.hand_off(seq_, *t_.a11y_, std::move(job));
 #else
     (void)op;
     fail("this server was built without the a11y toolset (libatspi2.0-dev)");
@@ -100,23 +95,12 @@ class table_tool_call final : public tool_call {
   void finish_after(double seconds, tool_result r) override {
     if (seconds <= 0) return finish(std::move(r));
     done_ = true;
-    call_table::call_state& fl = f();
-    fl.at = call_table::where::timer;
-    fl.is_wait = true;
-    fl.waiting = std::move(r);
     expect_seconds(seconds);
     call_table* t = &t_;
     uint64_t seq = seq_;
-    fl.timer = t_.start_timer(uint64_t(std::llround(seconds * 1000)), 0, [t, seq] {
-      auto it = t->calls_.find(seq);
-      if (it == t->calls_.end()) return;
-      call_table::stop_timer(it->second.timer);
-      it->second.at = call_table::where::here;
-      it->second.is_wait = false;
-      auto r = std::move(it->second.waiting);
-      it->second.waiting.reset();
-      t->deliver(seq, std::move(r));
-    });
+    f().at = &t_.waits_;
+    t_.waits_.start(seq, uint64_t(std::llround(seconds * 1000)),
+                    [t, seq, r = std::move(r)]() mutable { t->deliver(seq, std::move(r)); });
   }
 
   void watch(watch_spec spec) override {
@@ -152,7 +136,7 @@ class table_tool_call final : public tool_call {
 
   void expect_seconds(double seconds) override {
     // A batch's progress counts its steps instead.
-    if (!in_batch_) f().progress_total = seconds;
+    if (!in_batch_) t_.progress_.set_total(seq_, seconds);
   }
 
   bool done() const { return done_; }
@@ -163,7 +147,9 @@ class table_tool_call final : public tool_call {
   call_table::call_state& f() { return t_.calls_.at(seq_); }
   // A batch step's completion, or a step with a further one chained,
   // carries its result, not an answer line.
-  std::string reply_id() { return in_batch_ || f().next ? std::string() : f().id_json; }
+  reply_to reply() {
+    return in_batch_ || f().next ? reply_to::result() : reply_to::line(f().id_json);
+  }
 
   call_table& t_;
   uint64_t seq_;
@@ -174,15 +160,21 @@ class table_tool_call final : public tool_call {
   std::optional<tool_result> sync_;
 };
 
-uv_timer_t* call_table::start_timer(uint64_t ms, uint64_t repeat_ms, std::function<void()> fire) {
-  return start_loop_timer(ctx_.loop, ms, repeat_ms, std::move(fire));
-}
-
-void call_table::stop_timer(uv_timer_t*& t) { stop_loop_timer(t); }
-
 call_table::call_table(call_context ctx)
-    : ctx_(std::move(ctx)), batches_(*this), watches_(ctx_.loop, ctx_.pool.damage()) {
+    : ctx_(std::move(ctx)),
+      batches_(*this),
+      watches_(ctx_.loop, ctx_.pool.damage()),
+      progress_(ctx_.loop, ctx_.out, [this](uint64_t seq) { return progress_message(seq); }),
+      captures_(ctx_.loop, ctx_.cfg, ctx_.pool, ctx_.out),
+      actor_(ctx_.actor),
+      desktop_(ctx_.desk),
+      waits_(ctx_.loop, "a wait"),
+      pauses_(ctx_.loop, "a batch's pause"),
+      watching_(watches_) {
   empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
+#if CU_HAVE_A11Y
+  if (ctx_.ax != nullptr) a11y_.emplace(*ctx_.ax);
+#endif
 }
 
 void call_table::call(std::string_view id_json, const std::optional<object>& params) {
@@ -208,16 +200,14 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
   element a;
   if (params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
     if (!a.is_object()) {
-      complete(seq, render_tool_response(id_json, tool_result::failure(
-                                                      "Invalid argument \"arguments\": "
-                                                      "expected an object")));
+      answer(seq, tool_result::failure("Invalid argument \"arguments\": expected an object"));
       return;
     }
     args = a;
   }
   const tool_def* def = find_tool(name, ctx_.cfg.toolsets_on);
   if (def == nullptr) {
-    complete(seq, render_tool_response(id_json, tool_result::failure(unknown_tool_message(name))));
+    answer(seq, tool_result::failure(unknown_tool_message(name)));
     return;
   }
   dispatch(seq, *def, args, false);
@@ -249,7 +239,7 @@ void call_table::run_next(uint64_t seq, std::optional<tool_result> r) {
   auto next = std::move(f.next);
   f.next = nullptr;
   const tool_def* def = f.next_def;
-  f.at = where::here;
+  f.at = nullptr;
   if (!r || f.cancelled) return deliver(seq, std::nullopt);
   const bool in_batch = f.batch != nullptr;
   table_tool_call call(*this, seq, *def, empty_args_, in_batch);
@@ -269,24 +259,27 @@ uint64_t call_table::accept(std::string_view id_json, std::string progress_token
   f.id_json = std::string(id_json);
   f.started = std::chrono::steady_clock::now();
   f.group = ctx_.out.join();
-  if (!progress_token.empty()) {
-    f.progress_token = std::move(progress_token);
-    f.progress = start_timer(1000, 1000, [this, seq] { send_progress(seq); });
-  }
+  if (!progress_token.empty()) progress_.start(seq, std::move(progress_token), f.started);
   calls_.emplace(seq, std::move(f));
   return seq;
 }
 
-void call_table::complete(uint64_t seq, std::string line) {
+void call_table::answer(uint64_t seq, std::optional<tool_result> r) {
+  auto it = calls_.find(seq);
+  if (it == calls_.end()) return;
+  if (!r) return complete(seq, std::string(), false);
+  complete(seq, render_tool_response(it->second.id_json, *r), r->is_error);
+}
+
+void call_table::complete(uint64_t seq, std::string line, bool is_error) {
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
   call_state& f = it->second;
-  stop_timer(f.progress);
-  stop_timer(f.timer);
+  progress_.stop(seq);
   watches_.stop(seq);
   std::function<void()> written;
   if (!f.tool.empty()) {
-    log_call_end(f, line);
+    log_call_end(f, line, is_error);
     // And when its last byte left: the latency the client sees, less the
     // pipe's way to it (tools/bench-capture reads these lines).
     written = [tool = f.tool, id = f.id_json, started = f.started] {
@@ -305,8 +298,8 @@ void call_table::complete(uint64_t seq, std::string line) {
 }
 
 // At debug, every tool call's end: how long it took, how it ended and how
-// big its answer was. A rendered answer ends with its isError member.
-void call_table::log_call_end(const call_state& f, std::string_view line) const {
+// big its answer was.
+void call_table::log_call_end(const call_state& f, std::string_view line, bool is_error) const {
   using namespace std::chrono;
   const double ms = duration<double, std::milli>(steady_clock::now() - f.started).count();
   std::string_view outcome = "ok";
@@ -314,7 +307,7 @@ void call_table::log_call_end(const call_state& f, std::string_view line) const 
     outcome = "cancelled, not answered";
   } else if (line.empty()) {
     outcome = "not answered";
-  } else if (line.size() >= 17 && line.substr(line.size() - 17) == "\"isError\":true}}\n") {
+  } else if (is_error) {
     outcome = "isError";
   }
   log(log_level::debug, "tools/call %s (id %.*s): %.*s in %.1f ms, %zu bytes", f.tool.c_str(),
@@ -325,109 +318,55 @@ void call_table::log_call_end(const call_state& f, std::string_view line) const 
 void call_table::deliver(uint64_t seq, std::optional<tool_result> r) {
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
-  it->second.at = where::here;
+  it->second.at = nullptr;
   // The call's (or the step's) work is over: so is any watch of it.
   watches_.stop(seq);
   it->second.until.reset();
   if (it->second.batch) return batches_.on_result(seq, std::move(r));
-  if (!r) return complete(seq, std::string());
-  complete(seq, render_tool_response(it->second.id_json, *r));
+  answer(seq, std::move(r));
 }
 
 void call_table::on_completion(completion& c) {
-  if (c.was_capture) --captures_in_pool_;
-  // The worker has posted the call's rest elsewhere: the next capture may
-  // take its place, while the call waits for its real completion.
-  if (c.handed_on) return pump_captures();
-  if (texts_out_.erase(c.seq) != 0) pump_captures();
+  if (captures_.on_completion(c)) return;  // Handed on: not the end yet.
   auto it = calls_.find(c.seq);
   bool live = it != calls_.end() && !it->second.cancelled;
   // A cancelled screenshot was never seen by the model, so it must not
   // move the coordinate session.
   if (live && c.session) ctx_.coords.adopt(*c.session);
   if (live && c.display_area) ctx_.coords.set_area(*c.display_area);
-  if (c.was_input) last_input_ = std::chrono::steady_clock::now();
+  if (c.was_input) captures_.note_input();
   if (it == calls_.end()) return;
-  if (it->second.next) return run_next(c.seq, std::move(c.result));
-  if (it->second.until && c.was_capture) return until_result(c.seq, std::move(c.result));
-  if (it->second.batch) {
+  call_state& f = it->second;
+  if (f.next) return run_next(c.seq, std::move(c.result));
+  if (f.until && c.was_capture) {
+    // The look is back: the call waits on the screen again.
+    if (c.result) f.at = &watching_;
+    return f.until->looked(std::move(c.result));
+  }
+  if (f.batch) {
     deliver(c.seq, std::move(c.result));
   } else {
-    complete(c.seq, std::move(c.line));
+    complete(c.seq, std::move(c.line), c.is_error);
   }
-}
-
-void call_table::queue_capture(uint64_t seq, capture_job job) {
-  auto ready = settled_at();
-  if (ready) {
-    // Input came just before: the screen may still be changing.
-    call_state& f = calls_.at(seq);
-    f.at = where::settle;
-    f.settle_job = std::move(job);
-    arm_settle(seq, *ready);
-    return;
-  }
-  calls_.at(seq).at = where::pool;
-  capture_backlog_.push_back(std::move(job));
-  pump_captures();
-}
-
-std::optional<std::chrono::steady_clock::time_point> call_table::settled_at() const {
-  using clock = std::chrono::steady_clock;
-  if (ctx_.cfg.screenshot_delay_secs <= 0 || !last_input_) return std::nullopt;
-  auto secs = [](double s) {
-    return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s));
-  };
-  // The bound: CU_SCREENSHOT_DELAY after the input, whatever the screen does.
-  const clock::time_point bound = *last_input_ + secs(ctx_.cfg.screenshot_delay_secs);
-  clock::time_point ready = bound;
-  const damage_monitor& damage = ctx_.pool.damage();
-  if (damage.watching()) {
-    // Quiet for CU_SETTLE_QUIET_MS since the input and since the last change.
-    clock::time_point quiet_from = *last_input_;
-    if (auto changed = damage.last_change(); changed && *changed > quiet_from) {
-      quiet_from = *changed;
-    }
-    ready = std::min(bound, quiet_from + secs(ctx_.cfg.settle_quiet_ms / 1000));
-  }
-  if (ready <= clock::now()) return std::nullopt;
-  return ready;
-}
-
-void call_table::arm_settle(uint64_t seq, std::chrono::steady_clock::time_point ready) {
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(ready - std::chrono::steady_clock::now());
-  calls_.at(seq).timer = start_timer(uint64_t(std::max<int64_t>(0, ms.count())), 0, [this, seq] {
-    auto it = calls_.find(seq);
-    if (it == calls_.end()) return;
-    call_state& f = it->second;
-    stop_timer(f.timer);
-    // The screen changed while we waited: wait for quiet again.
-    if (auto again = settled_at()) return arm_settle(seq, *again);
-    f.at = where::pool;
-    capture_backlog_.push_back(std::move(*f.settle_job));
-    f.settle_job.reset();
-    pump_captures();
-  });
 }
 
 void call_table::capture_for_batch(uint64_t seq) {
   capture_job job;
-  job.seq = seq;  // The batch's own seq, and no id: the result comes back raw.
+  job.seq = seq;  // The batch's own seq; the result comes back as it is.
+  job.reply = reply_to::result();
   job.what = capture_job::kind::screenshot;
   job.area = ctx_.coords.area();
   // A window's session stays that window's: the batch's looks are of it.
   if (auto s = ctx_.coords.live()) job.window = s->window;
-  queue_capture(seq, std::move(job));
+  hand_off(seq, captures_, std::move(job));
 }
 
 void call_table::pause_batch(uint64_t seq, uint64_t ms) {
-  call_state& f = calls_.at(seq);
-  f.at = where::timer;
-  f.timer = start_timer(ms, 0, [this, seq] {
+  calls_.at(seq).at = &pauses_;
+  pauses_.start(seq, ms, [this, seq] {
     auto it = calls_.find(seq);
     if (it == calls_.end()) return;
-    stop_timer(it->second.timer);
-    it->second.at = where::here;
+    it->second.at = nullptr;
     batches_.resume(seq);
   });
 }
@@ -437,40 +376,7 @@ void call_table::finish_batch(uint64_t seq, std::optional<tool_result> r) {
   std::unique_ptr<batch_run> b = std::move(f.batch);
   // Other callers' input may run again.
   if (b->leased) ctx_.actor.release_lease(seq);
-  if (!r) return complete(seq, std::string());
-  complete(seq, render_tool_response(f.id_json, *r));
-}
-
-void call_table::pump_captures() {
-  // Enough jobs queued that no worker idles, few enough that the images
-  // they make fit the stdout bound.
-  const size_t depth = 2 * size_t(ctx_.pool.workers());
-  auto next = capture_backlog_.begin();
-  while (next != capture_backlog_.end() && captures_in_pool_ < depth) {
-    if (ctx_.out.waiting_bytes() > kStdoutHighBytes) {
-      if (!captures_held_) {
-        captures_held_ = true;
-        log(log_level::debug,
-            "backpressure: %zu bytes of answers unread; %zu captures wait for the client",
-            ctx_.out.waiting_bytes(), capture_backlog_.size());
-      }
-      return;
-    }
-    captures_held_ = false;
-    // A find_text's grab leaves a grey copy of the area waiting for the
-    // recognizer, which reads one at a time: past kTextsOut such calls it
-    // waits here, holding nothing, and the captures behind it go first.
-    if (next->what == capture_job::kind::find_text) {
-      if (texts_out_.size() >= kTextsOut) {
-        ++next;
-        continue;
-      }
-      texts_out_.insert(next->seq);
-    }
-    ++captures_in_pool_;
-    ctx_.pool.post(std::move(*next));
-    next = capture_backlog_.erase(next);
-  }
+  answer(seq, std::move(r));
 }
 
 void call_table::cancel(std::string_view id_json) {
@@ -478,41 +384,10 @@ void call_table::cancel(std::string_view id_json) {
     if (f.id_json != id_json || f.cancelled) continue;
     uint64_t seq = s;
     f.cancelled = true;
-    switch (f.at) {
-      case where::settle:
-      case where::timer:
-      case where::watch:
-        // A wait, a watch of the screen, a batch's pause or a capture not
-        // yet started: end it here (deliver ends the watch).
-        stop_timer(f.timer);
-        f.is_wait = false;
-        deliver(seq, std::nullopt);
-        break;
-      case where::desktop: ctx_.desk.cancel(seq); break;
-#if CU_HAVE_A11Y
-      case where::a11y: ctx_.ax->cancel(seq); break;
-#else
-      case where::a11y: break;
-#endif
-      // The actor stops it (a hold releases its keys at once) and sends
-      // back an empty completion, which ends the call silently.
-      case where::actor: ctx_.actor.cancel(seq); break;
-      case where::pool: {
-        // Still waiting its turn: it never reaches the pool. In the pool's
-        // queue, the pool drops it; under way, its result is dropped when
-        // it arrives.
-        auto queued = std::find_if(capture_backlog_.begin(), capture_backlog_.end(),
-                                   [&](const capture_job& j) { return j.seq == seq; });
-        if (queued != capture_backlog_.end()) {
-          capture_backlog_.erase(queued);
-          deliver(seq, std::nullopt);
-        } else {
-          ctx_.pool.cancel(seq);
-        }
-        break;
-      }
-      case where::here: break;  // Nothing runs between a call's steps.
-    }
+    progress_.stop(seq);
+    // Nothing runs between a call's steps (at is null); an executor either
+    // ends the work at once, or sends back the completion that ends it.
+    if (f.at != nullptr && f.at->cancel(seq)) deliver(seq, std::nullopt);
     return;  // deliver() may have changed the table; ids are unique anyway.
   }
   // Nothing in flight has that id: the call was answered before the cancel
@@ -531,84 +406,49 @@ void call_table::cancel_all() {
 }
 
 void call_table::end_waits_early() {
-  std::vector<uint64_t> waits, pauses, watches;
+  std::vector<uint64_t> waits, pauses;
   for (auto& [seq, f] : calls_) {
     if (f.cancelled) continue;
-    if (f.until && f.until->finding) {
-      // Ends when its find comes back, unless that find is the answer.
-      f.until->end_reason = "stdin closed, the server is stopping";
+    if (f.until && f.until->looking()) {
+      // Ends when its look comes back, unless that look is the answer.
+      f.until->end_after_look("stdin closed, the server is stopping");
       continue;
     }
-    if (f.at == where::watch) watches.push_back(seq);
-    if (f.at != where::timer) continue;
-    if (f.is_wait) {
-      waits.push_back(seq);
-    } else if (f.batch) {
-      pauses.push_back(seq);
-    }
+    if (f.at == &watching_ || f.at == &waits_) waits.push_back(seq);
+    if (f.at == &pauses_) pauses.push_back(seq);
   }
   // A batch pausing between steps would only wake to start no further step
   // (none starts once stdin has closed): end the pause now.
   for (uint64_t seq : pauses) {
     auto it = calls_.find(seq);
     if (it == calls_.end()) continue;
-    stop_timer(it->second.timer);
-    it->second.at = where::here;
+    pauses_.stop(seq);
+    it->second.at = nullptr;
     batches_.resume(seq);
   }
-  for (uint64_t seq : watches) {
+  for (uint64_t seq : waits) {
     auto it = calls_.find(seq);
     if (it == calls_.end()) continue;
+    waits_.stop(seq);
     deliver(seq, tool_result::failure(
                      str_cat("wait ended early after ",
                              elapsed_text(std::chrono::steady_clock::now() - it->second.started),
                              "s: stdin closed, the server is stopping")));
   }
-  for (uint64_t seq : waits) {
-    auto it = calls_.find(seq);
-    if (it == calls_.end()) continue;
-    call_state& f = it->second;
-    stop_timer(f.timer);
-    f.is_wait = false;
-    deliver(seq, tool_result::failure(
-                     str_cat("wait ended early after ",
-                             elapsed_text(std::chrono::steady_clock::now() - f.started),
-                             "s: stdin closed, the server is stopping")));
-  }
 }
 
-void call_table::send_progress(uint64_t seq, std::string_view note) {
+std::string call_table::progress_message(uint64_t seq) const {
   auto it = calls_.find(seq);
-  if (it == calls_.end() || it->second.cancelled || it->second.progress_token.empty()) return;
-  call_state& f = it->second;
-  double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - f.started).count();
-  // Progress only ever grows (the protocol says so); a note may come
-  // within the tenth of a second of a tick.
-  const double progress = std::max(std::round(elapsed * 10) / 10, f.progress_sent + 0.1);
-  f.progress_sent = progress;
-  std::string line;
-  json_writer w(line);
-  w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/progress");
-  w.key("params").begin_object().key("progressToken").raw(f.progress_token);
-  w.key("progress").number(std::round(progress * 10) / 10);
-  if (f.progress_total > 0) w.key("total").number(f.progress_total);
-  if (f.batch) {
-    w.key("message").string(batch_runner::progress_message(*f.batch));
-  } else if (!note.empty()) {
-    w.key("message").string(note);
-  }
-  w.end_object().end_object();
-  line.push_back('\n');
-  ctx_.out.send(std::move(line));
+  if (it == calls_.end() || !it->second.batch) return {};
+  return batch_runner::progress_message(*it->second.batch);
 }
 
 void call_table::start_watch(uint64_t seq, watch_spec spec) {
-  calls_.at(seq).at = where::watch;
+  calls_.at(seq).at = &watching_;
   screen_watches::hooks h;
   h.armed = [this, seq] {
     log(log_level::debug, "call %llu: watching the screen", static_cast<unsigned long long>(seq));
-    send_progress(seq, "watching");
+    progress_.send(seq, "watching");
   };
   h.done = [this, seq](tool_result r) { deliver(seq, std::move(r)); };
   watches_.start(seq, std::move(spec), std::move(h));
@@ -616,142 +456,35 @@ void call_table::start_watch(uint64_t seq, watch_spec spec) {
 
 void call_table::start_until(uint64_t seq, capture_job job, bool appear, double timeout_secs) {
   call_state& f = calls_.at(seq);
-  f.at = where::watch;
-  auto u = std::make_unique<until_run>();
-  u->appear = appear;
-  u->timeout_secs = timeout_secs;
-  watch_spec spec;
-  spec.what = watch_spec::kind::touch;
-  spec.region = job.find->region;
-  spec.window = job.window;
-  spec.session = job.session;
-  spec.display_area = job.area;
-  spec.timeout_secs = timeout_secs;
-  u->job = std::move(job);
-  f.until = std::move(u);
+  f.at = &watching_;
+  f.until = std::make_unique<find_until>(*this, seq, std::move(job), appear, timeout_secs,
+                                         f.started);
+  watch_spec spec = f.until->watch();
+  // Each hook finds the run again: the call may have ended meanwhile.
+  auto run = [this, seq]() -> find_until* {
+    auto it = calls_.find(seq);
+    return it == calls_.end() ? nullptr : it->second.until.get();
+  };
   screen_watches::hooks h;
-  // The first find starts once drawing is watched, so nothing drawn after
-  // its grab can go unseen.
-  h.armed = [this, seq] {
-    send_progress(seq, "watching");
-    until_find(seq);
+  h.armed = [run] {
+    if (find_until* u = run()) u->armed();
   };
-  h.touched = [this, seq](const rect&) {
-    until_run& u = *calls_.at(seq).until;
-    if (u.finding) {
-      u.dirty = true;
-    } else {
-      until_find(seq);
-    }
+  h.touched = [run](const rect&) {
+    if (find_until* u = run()) u->touched();
   };
-  h.timed_out = [this, seq] {
-    auto it = calls_.find(seq);
-    if (it == calls_.end() || !it->second.until) return;
-    until_run& u = *it->second.until;
-    u.end_reason = "timeout";
-    if (!u.finding) until_result(seq, std::nullopt);
+  h.timed_out = [run] {
+    if (find_until* u = run()) u->timed_out();
   };
-  h.done = [this, seq](tool_result r) {
-    // The watch could not start, or could not go on: the X server went
-    // away. That is the answer, not a timeout.
-    auto it = calls_.find(seq);
-    if (it == calls_.end() || !it->second.until) return;
-    until_run& u = *it->second.until;
-    if (!r.is_error) return;
-    if (u.checks == 0 && !u.finding) return deliver(seq, std::move(r));
-    u.end_reason = r.content.empty() ? std::string("the watch ended") : r.content[0].text;
-    if (!u.finding) until_result(seq, std::nullopt);
+  h.done = [run](tool_result r) {
+    if (find_until* u = run()) u->watch_ended(std::move(r));
   };
   watches_.start(seq, std::move(spec), std::move(h));
 }
 
-void call_table::until_find(uint64_t seq) {
-  call_state& f = calls_.at(seq);
-  until_run& u = *f.until;
-  u.finding = true;
-  u.dirty = false;
-  ++u.checks;
-  capture_job j = u.job;
-  j.seq = seq;
-  j.id_json.clear();  // Its result comes back raw, to until_result.
-  queue_capture(seq, std::move(j));
-}
-
-namespace {
-
-// How many matches a find answered, and the first one's centre.
-size_t count_matches(simdjson::dom::parser& p, const tool_result& r, point* first) {
-  simdjson::dom::element doc;
-  simdjson::dom::array matches;
-  if (p.parse(r.structured).get(doc) != simdjson::SUCCESS ||
-      doc["matches"].get(matches) != simdjson::SUCCESS) {
-    return 0;
-  }
-  if (matches.size() > 0) {
-    int64_t x = 0, y = 0;
-    simdjson::dom::array c;
-    if (matches.at(0)["center"].get(c) == simdjson::SUCCESS && c.size() == 2 &&
-        c.at(0).get(x) == simdjson::SUCCESS && c.at(1).get(y) == simdjson::SUCCESS) {
-      *first = point{int(x), int(y)};
-    }
-  }
-  return matches.size();
-}
-
-}  // namespace
-
-void call_table::until_result(uint64_t seq, std::optional<tool_result> r) {
-  auto it = calls_.find(seq);
-  if (it == calls_.end()) return;
-  call_state& f = it->second;
-  until_run& u = *f.until;
-  if (r) {
-    u.finding = false;
-    f.at = where::watch;
-  }
-  if (f.cancelled || (!r && !u.end_reason)) return deliver(seq, std::nullopt);
-  const char* what = u.appear ? "appear" : "disappear";
-  if (r) {
-    if (r->is_error) return deliver(seq, std::move(*r));
-    point first;
-    const size_t n = count_matches(until_parser_, *r, &first);
-    u.last_matches = n;
-    u.last_first = first;
-    if (u.appear == (n > 0)) {
-      // The find's answer, and how the wait went.
-      std::string json = r->structured;
-      const double after =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - f.started).count();
-      json.pop_back();
-      json_writer w(json);
-      json += str_cat(",\"until\":\"", what, "\",\"after\":");
-      w.number(std::round(after * 1000) / 1000);
-      json += str_cat(",\"checks\":", std::to_string(u.checks), "}");
-      return deliver(seq, tool_result::json(std::move(json)));
-    }
-    if (!u.end_reason) {
-      log(log_level::debug, "call %llu: look %d, the template did not %s yet",
-          static_cast<unsigned long long>(seq), u.checks, what);
-      if (u.dirty) until_find(seq);
-      return;  // Until the next drawing there.
-    }
-  }
-  const std::string looks =
-      str_cat(std::to_string(u.checks), u.checks == 1 ? " look" : " looks");
-  if (*u.end_reason != "timeout") {
-    return deliver(seq, tool_result::failure(str_cat("screenshot_find ended early: ",
-                                                       *u.end_reason, " (after ", looks, ")")));
-  }
-  // The timeout: the last look stands.
-  std::string why = str_cat("timeout: the template did not ", what, " within ",
-                            seconds_text(std::chrono::duration<double>(u.timeout_secs)), "s (",
-                            looks);
-  if (!u.appear) {
-    why += str_cat("; still ", std::to_string(u.last_matches), " on screen, the first at ",
-                   point_text(u.last_first));
-  }
-  why += ")";
-  deliver(seq, tool_result::failure(std::move(why)));
+void call_table::look(uint64_t seq, capture_job job) {
+  job.seq = seq;
+  job.reply = reply_to::result();  // The look comes back as it is, to the run.
+  hand_off(seq, captures_, std::move(job));
 }
 
 }  // namespace cu

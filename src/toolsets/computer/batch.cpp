@@ -91,6 +91,32 @@ std::optional<std::string> unknown_action_key(object action, toolset_mask on) {
   return std::nullopt;
 }
 
+// Parses every step's and condition's arguments into the plan's own
+// parser, once, as one array: the steps then read them as objects however
+// many there are, with no parse per step. false: they did not parse (they
+// were minified from a parsed document, so they always do).
+bool parse_arguments_once(batch_plan& plan) {
+  std::string all = "[";
+  for (const batch_step& step : plan.steps) {
+    if (all.size() > 1) all += ',';
+    all += step.arguments_json;
+    all += ',';
+    all += step.condition ? std::string_view(step.condition->arguments_json) : "null";
+  }
+  all += ']';
+  plan.arguments_doc = std::make_unique<simdjson::dom::parser>();
+  simdjson::dom::array parsed;
+  if (plan.arguments_doc->parse(all).get(parsed) != simdjson::SUCCESS) return false;
+  auto it = parsed.begin();
+  for (batch_step& step : plan.steps) {
+    step.arguments = (*it).get_object().value_unsafe();
+    ++it;
+    if (step.condition) step.condition->arguments = (*it).get_object().value_unsafe();
+    ++it;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string_view condition_name(condition_kind k) {
@@ -125,6 +151,11 @@ result<bool> condition_holds(condition_kind k, const tool_result& probe) {
     }
     return error{errc::invalid_argument,
                  str_cat(prefix, said.empty() ? std::string_view("the probe failed") : said)};
+  }
+  // A find carries its matches as values: nothing to parse.
+  if (k != condition_kind::window_exists && probe.matches) {
+    const bool any = !probe.matches->empty();
+    return k == condition_kind::image_absent ? !any : any;
   }
   const std::string_view list =
       k == condition_kind::window_exists ? std::string_view("windows") : std::string_view("matches");
@@ -196,6 +227,9 @@ result<batch_plan> parse_batch(object args, toolset_mask on) {
     }
     plan.steps.push_back(std::move(step));
     ++i;
+  }
+  if (!parse_arguments_once(plan)) {
+    return error{errc::invalid_argument, "internal error: the actions' arguments did not parse"};
   }
   auto delay = arg_integer(args, "delay_ms", 0, 10000, 0);
   if (!delay) return delay.err();

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ std::string_view condition_tool(condition_kind k);
 struct batch_condition {
   condition_kind kind;
   std::string arguments_json;  // The probe's arguments, a JSON object.
+  // The same, parsed once with the plan (batch_plan::arguments_doc).
+  simdjson::dom::object arguments{};
 };
 
 struct batch_step {
@@ -55,6 +58,9 @@ struct batch_step {
   // The step's `capture`: a screenshot follows it, whatever the plan's
   // screenshot mode says.
   bool capture = false;
+  // arguments_json, parsed once when the plan was checked; valid while the
+  // plan lives (batch_plan::arguments_doc).
+  simdjson::dom::object arguments{};
 };
 
 struct batch_plan {
@@ -66,6 +72,9 @@ struct batch_plan {
   // The vision toolset's batch arguments are on: the summary counts
   // skipped_by_condition (its outputSchema says so then).
   bool conditions_on = false;
+  // Holds the steps' parsed arguments; on the heap, so they stay where
+  // they are when the plan moves.
+  std::unique_ptr<simdjson::dom::parser> arguments_doc;
 };
 
 // Reads and checks computer_batch's arguments: 1 to kMaxBatchSteps actions,

@@ -1,6 +1,5 @@
-#include "protocol/batch_runner.h"
+#include "toolsets/computer/batch_runner.h"
 
-#include "protocol/call_table.h"
 #include "toolsets/registry.h"
 #include "util/str_cat.h"
 
@@ -33,12 +32,8 @@ std::optional<tool_result> batch_runner::start_step(uint64_t seq) {
                                         condition_tool(cond.kind),
                                         " tool, which this server does not have"));
   }
-  simdjson::dom::element args;
-  if (b.parser.parse(cond.arguments_json).get(args) != simdjson::SUCCESS || !args.is_object()) {
-    return tool_result::failure("internal error: the condition's arguments did not parse");
-  }
   b.probing = true;
-  auto r = calls_.run_step(seq, *probe, args.get_object().value());
+  auto r = calls_.run_step(seq, *probe, cond.arguments);
   if (!r) return std::nullopt;  // Under way; its result comes back through on_result().
   b.probing = false;
   return after_probe(seq, std::move(*r));
@@ -62,11 +57,7 @@ std::optional<tool_result> batch_runner::run_current(uint64_t seq) {
   const batch_step& step = b.plan.steps[b.next - 1];
   const tool_def* def = find_tool(step.name, calls_.toolsets());
   if (def == nullptr) return tool_result::failure(unknown_tool_message(step.name));
-  simdjson::dom::element args;
-  if (b.parser.parse(step.arguments_json).get(args) != simdjson::SUCCESS || !args.is_object()) {
-    return tool_result::failure("internal error: the step's arguments did not parse");
-  }
-  return calls_.run_step(seq, *def, args.get_object().value());
+  return calls_.run_step(seq, *def, step.arguments);
 }
 
 bool batch_runner::step_done(uint64_t seq, tool_result r) {

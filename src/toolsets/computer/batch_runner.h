@@ -6,7 +6,10 @@
 // out under the batch's own sequence number and comes back here); then the
 // screenshot the plan asks for, then the pause (delay_ms). A failed step
 // (unless stop_on_error is false), the last step or a cancellation ends it
-// with the result tools/batch.h assembles.
+// with the result toolsets/computer/batch.h assembles. What it needs of
+// the call table (run a handler as a step, a capture, a pause, the end) it
+// asks through batch_host, which the protocol room implements: the state
+// machine lives with its toolset, below the protocol room.
 // Thread affinity: the loop thread.
 #pragma once
 
@@ -20,15 +23,13 @@
 
 #include "core/tool_result.h"
 #include "toolsets/computer/batch.h"
+#include "toolsets/registry.h"
 
 namespace cu {
 
-class call_table;
-
 // A computer_batch in progress.
 struct batch_run {
-  batch_plan plan;
-  simdjson::dom::parser parser;  // The steps' arguments, one at a time.
+  batch_plan plan;  // With its steps' arguments, parsed once.
   std::vector<step_outcome> done;
   size_t next = 0;         // The step to start next.
   bool probing = false;    // The work out is the probe of step next - 1's condition.
@@ -38,9 +39,33 @@ struct batch_run {
   std::optional<bool> condition;
 };
 
+// What a batch asks of the call it runs in (the call table implements it).
+class batch_host {
+ public:
+  // Batch seq's state, in its call's entry.
+  virtual batch_run& batch(uint64_t seq) = 0;
+  virtual bool cancelled(uint64_t seq) const = 0;
+  // The server is stopping: no new step starts.
+  virtual bool stopping() const = 0;
+  virtual toolset_mask toolsets() const = 0;
+  // Runs a step's handler as part of batch seq; its result when it
+  // finished at once, otherwise the result comes back to on_result.
+  virtual std::optional<tool_result> run_step(uint64_t seq, const tool_def& def,
+                                              simdjson::dom::object args) = 0;
+  // The screenshot after a step (screenshot each/final); to on_result.
+  virtual void capture_for_batch(uint64_t seq) = 0;
+  // Calls batch_runner::resume(seq) after ms.
+  virtual void pause_batch(uint64_t seq, uint64_t ms) = 0;
+  // Ends batch seq's call with r (nothing: it was cancelled).
+  virtual void finish_batch(uint64_t seq, std::optional<tool_result> r) = 0;
+
+ protected:
+  ~batch_host() = default;
+};
+
 class batch_runner {
  public:
-  explicit batch_runner(call_table& calls) : calls_(calls) {}
+  explicit batch_runner(batch_host& calls) : calls_(calls) {}
 
   // Runs batch seq's steps from the next one on, until one is under way
   // (its result comes back through on_result), a pause begins, or the
@@ -72,7 +97,7 @@ class batch_runner {
   bool after_step(uint64_t seq);
   void end(uint64_t seq);
 
-  call_table& calls_;
+  batch_host& calls_;
 };
 
 }  // namespace cu
