@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "tools/manifest.h"
+#include "toolsets/manifest.h"
 
 namespace {
 
