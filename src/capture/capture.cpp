@@ -10,7 +10,6 @@
 #include "capture/png.h"
 #include "capture/scale.h"
 #include "core/json_writer.h"
-#include "util/base64.h"
 #include "util/save_file.h"
 #include "x11/windows.h"
 
@@ -53,7 +52,7 @@ class frame_encoder {
       case image_format::png: {
         auto png = encode_png(SIZE_MAX);
         if (!png) return png.take_error();
-        return make_image_payload((*png)->spans(), "image/png");
+        return make_image_payload((*png)->shared_pieces(), "image/png");
       }
       case image_format::jpeg: return jpeg();
       case image_format::automatic: break;
@@ -71,7 +70,7 @@ class frame_encoder {
     if (!png) return png.take_error();
     double png_bytes = png_estimate();
     if (*png) {
-      auto image = make_image_payload((*png)->spans(), "image/png");
+      auto image = make_image_payload((*png)->shared_pieces(), "image/png");
       if (line_size_(image) <= env_.max_result_bytes) return image;
       png_bytes = double(image->size);
     }
@@ -243,10 +242,11 @@ void save_if_asked(const capture_job& job, const capture_env& env, const image_p
                    const char* prefix, std::string& saved, std::string& save_error) {
   if (!job.save_to_disk) return;
   const char* extension = std::string_view(image.mime_type) == "image/jpeg" ? "jpg" : "png";
-  // The file again from its base64 (the payload keeps only that).
-  std::vector<uint8_t> file;
-  base64_decode(image.base64, file);
-  auto path = save_image_file(env.save_dir, prefix, extension, file.data(), file.size());
+  // The file's own bytes, as the encoder made them.
+  std::vector<std::span<const uint8_t>> file;
+  file.reserve(image.file.size());
+  for (const auto& piece : image.file) file.emplace_back(piece->data.get(), piece->size);
+  auto path = save_image_file(env.save_dir, prefix, extension, file);
   if (path) {
     saved = std::move(*path);
   } else {

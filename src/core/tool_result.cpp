@@ -33,18 +33,22 @@ const char* image_payload::format() const {
 
 std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type) {
-  auto p = std::make_shared<image_payload>();
-  base64_append(p->base64, bytes.data.get(), bytes.size);
-  p->size = bytes.size;
-  p->mime_type = mime_type;
-  return p;
+  std::vector<std::shared_ptr<const byte_buffer>> pieces;
+  pieces.push_back(std::make_shared<const byte_buffer>(std::move(bytes)));
+  return make_image_payload(std::move(pieces), mime_type);
 }
 
 std::shared_ptr<const image_payload> make_image_payload(
-    std::span<const std::span<const uint8_t>> pieces, const char* mime_type) {
+    std::vector<std::shared_ptr<const byte_buffer>> pieces, const char* mime_type) {
   auto p = std::make_shared<image_payload>();
-  base64_append(p->base64, pieces);
-  for (std::span<const uint8_t> piece : pieces) p->size += piece.size();
+  std::vector<std::span<const uint8_t>> spans;
+  spans.reserve(pieces.size());
+  for (const auto& piece : pieces) {
+    spans.emplace_back(piece->data.get(), piece->size);
+    p->size += piece->size;
+  }
+  base64_append(p->base64, spans);
+  p->file = std::move(pieces);
   p->mime_type = mime_type;
   return p;
 }

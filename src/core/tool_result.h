@@ -21,17 +21,21 @@ struct image_payload {
   std::string base64;           // The PNG or JPEG file, base64-encoded once.
   size_t size = 0;              // The file's size.
   const char* mime_type = "image/png";
+  // The file itself, as pieces in order, for save_to_disk to write as they
+  // are. Shared: a PNG's strips are the very buffers the capture cache keeps
+  // for the next encode, so holding them here costs only the few header bytes.
+  std::vector<std::shared_ptr<const byte_buffer>> file;
   // The structured result's name for the format: "png" or "jpeg".
   const char* format() const;
 };
 
-// Makes the payload of an encoded image (base64-encoding it; the file
-// itself is not kept: a cached screenshot would hold it twice).
+// Makes the payload of an encoded image, base64-encoding it and keeping the
+// file for save_to_disk.
 std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type);
 // The same for a file held as pieces, in order.
 std::shared_ptr<const image_payload> make_image_payload(
-    std::span<const std::span<const uint8_t>> pieces, const char* mime_type);
+    std::vector<std::shared_ptr<const byte_buffer>> pieces, const char* mime_type);
 
 struct content_block {
   enum class kind { text, image } type = kind::text;
