@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "util/log.h"
+#include "x11/request.h"
 
 namespace cu {
 namespace {
@@ -159,7 +160,7 @@ void input_context::clear_stranded() {
     }
   }
   if (released > 0) {
-    free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+    x11_sync(c);
     log(log_level::info, "released %d key(s)/button(s) left down on %s", released,
         display_.c_str());
   }
@@ -599,10 +600,7 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
 
 status input_context::sync() {
   if (!conn_) return lost_display(display_);
-  xcb_connection_t* c = conn_.get();
-  reply_ptr<xcb_get_input_focus_reply_t> r(
-      xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
-  if (!r) return lost_display(display_);
+  if (!x11_sync(conn_.get())) return lost_display(display_);
   return done_t{};
 }
 
