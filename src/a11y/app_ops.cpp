@@ -51,7 +51,7 @@ class function_job final : public a11y_op {
 
 std::optional<tool_result> fail(const error& e) {
   if (e.code == errc::cancelled) return std::nullopt;
-  return tool_result::failure(e.message);
+  return tool_result::failure(e);
 }
 
 bool has_state(const a11y_element& e, std::string_view s) {

@@ -276,7 +276,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     unchanged = true;
   } else {
     auto f = g.grab(area);
-    if (!f) return tool_result::failure(f.err().message);
+    if (!f) return tool_result::failure(f.err());
     // The line an image would make.
     const std::string guess = path_guess(job, env);
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
@@ -285,7 +285,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     };
     frame_encoder enc(*f, out, env, mem, mark, line_size);
     auto encoded = enc.encode();
-    if (!encoded) return tool_result::failure(encoded.err().message);
+    if (!encoded) return tool_result::failure(encoded.err());
     image = std::move(*encoded);
   }
   if (mark) {
@@ -323,7 +323,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
     part = *device;
   }
   auto grabbed = g.grab_window(job.window, part);
-  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  if (!grabbed) return tool_result::failure(grabbed.err());
   frame f = grabbed->pixels;
   if (!session) {
     // The session a screenshot of the window makes now: its whole inside
@@ -360,7 +360,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   capture_memory mem;
   frame_encoder enc(f, out, env, mem, std::nullopt, line_size);
   auto encoded = enc.encode();
-  if (!encoded) return tool_result::failure(encoded.err().message);
+  if (!encoded) return tool_result::failure(encoded.err());
   std::string saved;
   std::string save_error;
   save_if_asked(job, env, **encoded, zoom ? "zoom" : "screenshot", saved, save_error);
@@ -375,7 +375,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
                                        const capture_env& env,
                                        std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
-  if (!screen) return tool_result::failure(screen.err().message);
+  if (!screen) return tool_result::failure(screen.err());
   // Which screen a session made now belongs to.
   auto stamp = [&](coord_session s) {
     s.generation = g.generation();

@@ -154,7 +154,7 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
                      coord_session stamp, std::optional<coord_session>* established) {
   const find_request& req = *job.find;
   auto grabbed = grab_session_pixels(g, job, stamp);
-  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  if (!grabbed) return tool_result::failure(grabbed.err());
   const frame& f = grabbed->pixels;
   const point origin = grabbed->origin;
   const coord_session& s = grabbed->session;
@@ -197,13 +197,13 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
     const char* what = "template";
     if (!req.template_path.empty()) {
       auto bytes = read_template_file(req.template_path, within);
-      if (!bytes) return tool_result::failure(bytes.err().message);
+      if (!bytes) return tool_result::failure(bytes.err());
       file = std::move(*bytes);
       png = &file;
       what = "template_path";
     }
     auto decoded = decode_png_gray(*png, what, within);
-    if (!decoded) return tool_result::failure(decoded.err().message);
+    if (!decoded) return tool_result::failure(decoded.err());
     needle = std::move(*decoded);
   }
 
@@ -215,7 +215,7 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   auto found = find_template_scaled(haystack.view(), s.image, needle.view(), options,
                                     req.region ? searched : rect{},
                                     req.template_region ? &image : nullptr);
-  if (!found) return tool_result::failure(found.err().message);
+  if (!found) return tool_result::failure(found.err());
 
   std::string out;
   json_writer j(out);

@@ -12,6 +12,8 @@ tool_result tool_result::text(std::string t, bool is_error) {
   return r;
 }
 
+tool_result tool_result::failure(const error& e) { return text(e.message, true); }
+
 tool_result tool_result::json(std::string object_json) {
   tool_result r;
   r.structured = object_json;

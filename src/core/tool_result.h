@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/byte_buffer.h"
+#include "util/result.h"
 
 namespace cu {
 
@@ -51,6 +52,11 @@ struct tool_result {
   std::string structured;
 
   static tool_result text(std::string t, bool is_error = false);
+  // Where an error becomes what the model reads: its message as the one
+  // text block of an isError result. Every error a room returns reaches a
+  // tool's answer through here, so the rule lives in one place.
+  static tool_result failure(const error& e);
+  // A refusal the tool's own code words at the edge (no error behind it).
   static tool_result failure(std::string message) { return text(std::move(message), true); }
   // A JSON object answer: the same text as a text block and as structuredContent.
   static tool_result json(std::string object_json);
