@@ -113,7 +113,7 @@ void a11y::thread_main() {
       if (c) {
         connected = true;
       } else {
-        r = tool_result::failure(c.err().message);
+        r = tool_result::failure(c.err());
       }
     }
     if (connected && !r) {

@@ -51,7 +51,7 @@ class function_job final : public a11y_op {
 
 std::optional<tool_result> fail(const error& e) {
   if (e.code == errc::cancelled) return std::nullopt;
-  return tool_result::failure(e.message);
+  return tool_result::failure(e);
 }
 
 bool has_state(const a11y_element& e, std::string_view s) {
@@ -71,17 +71,17 @@ std::vector<a11y_window_hint> window_hints(const walk_outcome& w) {
 
 // The selected text of the element obj (its first selection), if any.
 std::optional<std::string> selected_text(AtspiAccessible* obj, bus_calls& calls, size_t max) {
-  if (calls.before()) return std::nullopt;
+  if (!calls.before()) return std::nullopt;
   gobj<AtspiText> t{atspi_accessible_get_text_iface(obj)};
   if (!t) return std::nullopt;
   GError* err = nullptr;
-  if (calls.before()) return std::nullopt;
+  if (!calls.before()) return std::nullopt;
   int n = atspi_text_get_n_selections(t.get(), &err);
   if (err != nullptr || n <= 0) {
     if (err != nullptr) g_error_free(err);
     return std::nullopt;
   }
-  if (calls.before()) return std::nullopt;
+  if (!calls.before()) return std::nullopt;
   AtspiRange* r = atspi_text_get_selection(t.get(), 0, &err);
   if (err != nullptr || r == nullptr) {
     if (err != nullptr) g_error_free(err);
@@ -91,7 +91,7 @@ std::optional<std::string> selected_text(AtspiAccessible* obj, bus_calls& calls,
   int start = r->start_offset, end = r->end_offset;
   g_free(r);
   if (end <= start) return std::nullopt;
-  if (calls.before()) return std::nullopt;
+  if (!calls.before()) return std::nullopt;
   std::string s = take(atspi_text_get_text(t.get(), start, end, &err));
   if (err != nullptr) {
     g_error_free(err);
@@ -116,35 +116,38 @@ result<bool> is_element(AtspiAccessible* obj, const a11y_element& want, size_t m
                         bus_calls& calls) {
   atspi_accessible_clear_cache(obj);
   GError* err = nullptr;
-  if (auto x = calls.before()) return *x;
+  if (auto x = calls.before(); !x) return x.take_error();
   std::string role = take(atspi_accessible_get_role_name(obj, &err));
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return *x;
+    if (auto x = calls.failed(err); !x) return x.take_error();
     return false;
   }
-  if (calls.used_up()) return calls.failed(nullptr).value_or(make_error(errc::timed_out, "timed out"));
+  if (calls.used_up()) {
+    auto x = calls.failed(nullptr);
+    return x ? make_error(errc::timed_out, "timed out") : x.take_error();
+  }
   if (role != want.role) return false;
-  if (auto x = calls.before()) return *x;
+  if (auto x = calls.before(); !x) return x.take_error();
   std::string name = clip_text(take(atspi_accessible_get_name(obj, &err)), max_text);
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return *x;
+    if (auto x = calls.failed(err); !x) return x.take_error();
     return false;
   }
   if (name != want.name) return false;
-  if (auto x = calls.before()) return *x;
+  if (auto x = calls.before(); !x) return x.take_error();
   gobj<AtspiStateSet> set(atspi_accessible_get_state_set(obj));
   if (set && atspi_state_set_contains(set.get(), ATSPI_STATE_DEFUNCT)) return false;
   return true;
 }
 
 // Reads what acting on an element needs: its actions, states and frame.
-std::optional<error> read_live(live_element& e, bus_calls& calls) {
-  if (auto x = calls.before()) return x;
+status read_live(live_element& e, bus_calls& calls) {
+  if (auto x = calls.before(); !x) return x;
   {
     gobj<AtspiStateSet> set(atspi_accessible_get_state_set(e.obj.get()));
     e.states = state_names(set.get());
   }
-  if (auto x = read_actions(e.obj.get(), calls, e.actions)) return x;
+  if (auto x = read_actions(e.obj.get(), calls, e.actions); !x) return x;
   return read_frame(e.obj.get(), calls, e.frame);
 }
 
@@ -190,10 +193,10 @@ result<live_element> resolve(const app_ref& app, int index, const a11y_control& 
     bool reached = true;
     for (int step : want.path) {
       GError* err = nullptr;
-      if (auto x = calls.before()) return *x;
+      if (auto x = calls.before(); !x) return x.take_error();
       gobj<AtspiAccessible> child(atspi_accessible_get_child_at_index(node.get(), step, &err));
       if (err != nullptr || !child) {
-        if (auto x = calls.failed(err)) return *x;
+        if (auto x = calls.failed(err); !x) return x.take_error();
         reached = false;
         break;
       }
@@ -242,7 +245,7 @@ result<live_element> resolve(const app_ref& app, int index, const a11y_control& 
                               std::to_string(snap.id), " is gone from ", app.facts.name,
                               " (the window changed); call get_app_state again"));
   }
-  if (auto x = read_live(out, calls)) return *x;
+  if (auto x = read_live(out, calls); !x) return x.take_error();
   return out;
 }
 
@@ -267,30 +270,30 @@ std::string actions_text(const std::vector<std::string>& actions) {
   return s;
 }
 
-std::optional<error> do_action(live_element& e, int i, bus_calls& calls) {
-  if (auto x = calls.before()) return x;
+status do_action(live_element& e, int i, bus_calls& calls) {
+  if (auto x = calls.before(); !x) return x;
   gobj<AtspiAction> a{atspi_accessible_get_action_iface(e.obj.get())};
   if (!a) return make_error(errc::not_found, "the element has no actions now");
   GError* err = nullptr;
-  if (auto x = calls.before()) return x;
+  if (auto x = calls.before(); !x) return x;
   gboolean ok = atspi_action_do_action(a.get(), i, &err);
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return x;
+    if (auto x = calls.failed(err); !x) return x;
     return make_error(errc::x_failed, str_cat("the action failed: ", calls.last_message()));
   }
   if (!ok) return make_error(errc::x_failed, "the application refused the action");
-  return std::nullopt;
+  return {};
 }
 
 // set_value: through EditableText (text fields), else Value (numbers).
-std::optional<error> set_element_value(live_element& e, const std::string& value,
-                                       a11y_outcome& out, bus_calls& calls) {
+status set_element_value(live_element& e, const std::string& value,
+                         a11y_outcome& out, bus_calls& calls) {
   GError* err = nullptr;
   const bool editable = std::find(e.states.begin(), e.states.end(), "editable") != e.states.end();
-  if (auto x = calls.before()) return x;
+  if (auto x = calls.before(); !x) return x;
   gobj<AtspiEditableText> et{atspi_accessible_get_editable_text_iface(e.obj.get())};
   gobj<AtspiValue> v;
-  if (auto x = calls.before()) return x;
+  if (auto x = calls.before(); !x) return x;
   v.reset(atspi_accessible_get_value_iface(e.obj.get()));
   if (v) {
     char* end = nullptr;
@@ -303,10 +306,10 @@ std::optional<error> set_element_value(live_element& e, const std::string& value
                                   e.ref.name, "\") takes a number, got \"", value, "\""));
       }
     } else {
-      if (auto x = calls.before()) return x;
+      if (auto x = calls.before(); !x) return x;
       double lo = atspi_value_get_minimum_value(v.get(), &err);
       if (err != nullptr) { g_error_free(err); err = nullptr; lo = -1e300; }
-      if (auto x = calls.before()) return x;
+      if (auto x = calls.before(); !x) return x;
       double hi = atspi_value_get_maximum_value(v.get(), &err);
       if (err != nullptr) { g_error_free(err); err = nullptr; hi = 1e300; }
       if (d < lo || d > hi) {
@@ -314,14 +317,14 @@ std::optional<error> set_element_value(live_element& e, const std::string& value
                           str_cat("Invalid argument \"value\": ", value, " is outside ",
                                   number_text(lo), " to ", number_text(hi)));
       }
-      if (auto x = calls.before()) return x;
+      if (auto x = calls.before(); !x) return x;
       gboolean ok = atspi_value_set_current_value(v.get(), d, &err);
       if (err != nullptr) {
-        if (auto x = calls.failed(err)) return x;
+        if (auto x = calls.failed(err); !x) return x;
         return make_error(errc::x_failed, str_cat("setting the value failed: ", calls.last_message()));
       }
       if (!ok) return make_error(errc::x_failed, "the application refused the value");
-      if (auto x = calls.before()) return x;
+      if (auto x = calls.before(); !x) return x;
       double now = atspi_value_get_current_value(v.get(), &err);
       if (err != nullptr) {
         g_error_free(err);
@@ -330,25 +333,25 @@ std::optional<error> set_element_value(live_element& e, const std::string& value
         out.value = number_text(now);
       }
       out.method = "value";
-      return std::nullopt;
+      return {};
     }
   }
   if (et && editable) {
-    if (auto x = calls.before()) return x;
+    if (auto x = calls.before(); !x) return x;
     gboolean ok = atspi_editable_text_set_text_contents(et.get(), value.c_str(), &err);
     if (err != nullptr) {
-      if (auto x = calls.failed(err)) return x;
+      if (auto x = calls.failed(err); !x) return x;
       return make_error(errc::x_failed, str_cat("setting the text failed: ", calls.last_message()));
     }
     if (!ok) return make_error(errc::x_failed, "the application refused the text");
-    if (auto x = calls.before()) return x;
+    if (auto x = calls.before(); !x) return x;
     if (gobj<AtspiText> t{atspi_accessible_get_text_iface(e.obj.get())}) {
-      if (auto x = calls.before()) return x;
+      if (auto x = calls.before(); !x) return x;
       out.value = take(atspi_text_get_text(t.get(), 0, -1, &err));
       if (err != nullptr) g_error_free(err);
     }
     out.method = "editable_text";
-    return std::nullopt;
+    return {};
   }
   return make_error(errc::invalid_argument,
                     str_cat("element ", std::to_string(e.ref.index), " (", e.ref.role, " \"",
@@ -373,7 +376,7 @@ class element_job final : public a11y_op {
       case element_request::kind::click: {
         int i = req_.click_count == 1 ? click_action(e->actions) : -1;
         if (i >= 0) {
-          if (auto x = do_action(*e, i, calls)) return fail(*x);
+          if (auto x = do_action(*e, i, calls); !x) return fail(x.take_error());
           out_->method = "action";
           out_->action = e->actions[size_t(i)];
           return tool_result::text("");
@@ -389,13 +392,17 @@ class element_job final : public a11y_op {
                       e->ref.name, "\") has no action \"", req_.action, "\"; its actions: ",
                       actions_text(e->actions)));
         }
-        if (auto x = do_action(*e, int(it - e->actions.begin()), calls)) return fail(*x);
+        if (auto x = do_action(*e, int(it - e->actions.begin()), calls); !x) {
+          return fail(x.take_error());
+        }
         out_->method = "action";
         out_->action = req_.action;
         return tool_result::text("");
       }
       case element_request::kind::set_value: {
-        if (auto x = set_element_value(*e, req_.value, *out_, calls)) return fail(*x);
+        if (auto x = set_element_value(*e, req_.value, *out_, calls); !x) {
+          return fail(x.take_error());
+        }
         return tool_result::text("");
       }
     }
@@ -423,7 +430,7 @@ class element_job final : public a11y_op {
 // The focused element of app, looked for among what is showing.
 result<gobj<AtspiAccessible>> find_focused(AtspiAccessible* node, int depth, bus_calls& calls) {
   GError* err = nullptr;
-  if (auto x = calls.before()) return *x;
+  if (auto x = calls.before(); !x) return x.take_error();
   gobj<AtspiStateSet> set(atspi_accessible_get_state_set(node));
   if (depth > 0) {
     if (set && atspi_state_set_contains(set.get(), ATSPI_STATE_FOCUSED)) {
@@ -434,17 +441,17 @@ result<gobj<AtspiAccessible>> find_focused(AtspiAccessible* node, int depth, bus
     }
   }
   if (depth > 64) return gobj<AtspiAccessible>();
-  if (auto x = calls.before()) return *x;
+  if (auto x = calls.before(); !x) return x.take_error();
   int n = atspi_accessible_get_child_count(node, &err);
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return *x;
+    if (auto x = calls.failed(err); !x) return x.take_error();
     return gobj<AtspiAccessible>();
   }
   for (int i = 0; i < n && i < 4096; ++i) {
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     gobj<AtspiAccessible> child(atspi_accessible_get_child_at_index(node, i, &err));
     if (err != nullptr || !child) {
-      if (auto x = calls.failed(err)) return *x;
+      if (auto x = calls.failed(err); !x) return x.take_error();
       err = nullptr;
       continue;
     }
@@ -478,24 +485,24 @@ class keyboard_job final : public a11y_op {
     // The keys go through the input actor, to app's window.
     std::vector<a11y_window_hint> hints;
     GError* err = nullptr;
-    if (auto x = calls.before()) return fail(*x);
+    if (auto x = calls.before(); !x) return fail(x.take_error());
     int n = atspi_accessible_get_child_count(app->obj.get(), &err);
     if (err != nullptr) {
-      if (auto x = calls.failed(err)) return fail(*x);
+      if (auto x = calls.failed(err); !x) return fail(x.take_error());
       n = 0;
     }
     for (int i = 0; i < n && i < 64; ++i) {
-      if (auto x = calls.before()) return fail(*x);
+      if (auto x = calls.before(); !x) return fail(x.take_error());
       gobj<AtspiAccessible> w(atspi_accessible_get_child_at_index(app->obj.get(), i, &err));
       if (err != nullptr || !w) {
-        if (auto x = calls.failed(err)) return fail(*x);
+        if (auto x = calls.failed(err); !x) return fail(x.take_error());
         err = nullptr;
         continue;
       }
       live_element le;
       le.obj = std::move(w);
-      if (auto x = read_live(le, calls)) return fail(*x);
-      if (auto x = calls.before()) return fail(*x);
+      if (auto x = read_live(le, calls); !x) return fail(x.take_error());
+      if (auto x = calls.before(); !x) return fail(x.take_error());
       std::string title = take(atspi_accessible_get_name(le.obj.get(), &err));
       if (err != nullptr) {
         g_error_free(err);
@@ -528,61 +535,61 @@ class keyboard_job final : public a11y_op {
   // Inserts text at the caret of focused when it is editable text. False:
   // it is not (the keyboard then types it).
   result<bool> insert_text(AtspiAccessible* focused, bus_calls& calls) {
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     gobj<AtspiStateSet> set(atspi_accessible_get_state_set(focused));
     if (!set || !atspi_state_set_contains(set.get(), ATSPI_STATE_EDITABLE)) return false;
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     gobj<AtspiEditableText> et{atspi_accessible_get_editable_text_iface(focused)};
     gobj<AtspiText> t{atspi_accessible_get_text_iface(focused)};
     if (!et || !t) return false;
     GError* err = nullptr;
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     int caret = atspi_text_get_caret_offset(t.get(), &err);
     if (err != nullptr) {
-      if (auto x = calls.failed(err)) return *x;
+      if (auto x = calls.failed(err); !x) return x.take_error();
       return false;
     }
     // Typing replaces a selection, as keys would.
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     int selections = atspi_text_get_n_selections(t.get(), &err);
     if (err != nullptr) {
-      if (auto x = calls.failed(err)) return *x;
+      if (auto x = calls.failed(err); !x) return x.take_error();
       err = nullptr;
       selections = 0;
     }
     if (selections > 0) {
-      if (auto x = calls.before()) return *x;
+      if (auto x = calls.before(); !x) return x.take_error();
       AtspiRange* r = atspi_text_get_selection(t.get(), 0, &err);
       if (err != nullptr) {
         g_free(r);
-        if (auto x = calls.failed(err)) return *x;
+        if (auto x = calls.failed(err); !x) return x.take_error();
         return false;
       }
       const int start = r != nullptr ? r->start_offset : caret;
       const int end = r != nullptr ? r->end_offset : caret;
       g_free(r);
       if (end > start) {
-        if (auto x = calls.before()) return *x;
+        if (auto x = calls.before(); !x) return x.take_error();
         gboolean deleted = atspi_editable_text_delete_text(et.get(), start, end, &err);
         if (err != nullptr) {
-          if (auto x = calls.failed(err)) return *x;
+          if (auto x = calls.failed(err); !x) return x.take_error();
           return false;
         }
         if (!deleted) return false;
         caret = start;
       }
     }
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     gboolean ok = atspi_editable_text_insert_text(et.get(), caret, text_->c_str(),
                                                   int(text_->size()), &err);
     if (err != nullptr) {
-      if (auto x = calls.failed(err)) return *x;
+      if (auto x = calls.failed(err); !x) return x.take_error();
       return false;
     }
     if (!ok) return false;
     live_element le;
     le.obj.reset(static_cast<AtspiAccessible*>(g_object_ref(focused)));
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     std::string role = take(atspi_accessible_get_role_name(focused, &err));
     if (err != nullptr) {
       g_error_free(err);

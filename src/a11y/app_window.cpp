@@ -11,8 +11,8 @@
 
 namespace cu {
 
-std::optional<error> app_windows::connect() {
-  if (conn_ && !xcb_connection_has_error(conn_.get())) return std::nullopt;
+status app_windows::connect() {
+  if (conn_ && !xcb_connection_has_error(conn_.get())) return {};
   conn_.reset();
   atoms_.reset();
   int screen = 0;
@@ -25,12 +25,12 @@ std::optional<error> app_windows::connect() {
   root_ = s->root;
   atoms_ = *a;
   conn_ = std::move(*c);
-  return std::nullopt;
+  return {};
 }
 
 result<std::optional<app_window>> app_windows::find(int pid,
                                                     const std::vector<a11y_window_hint>& hints) {
-  if (auto e = connect()) return *e;
+  if (auto e = connect(); !e) return e.take_error();
   xcb_connection_t* c = conn_.get();
   std::vector<window_info> all = list_client_windows(c, *atoms_, root_);
   std::vector<window_info> mine;
@@ -82,7 +82,7 @@ result<std::optional<app_window>> app_windows::find(int pid,
 }
 
 bool app_windows::root_names_a11y_bus() {
-  if (connect()) return false;
+  if (!connect()) return false;
   xcb_connection_t* c = conn_.get();
   static constexpr char kName[] = "AT_SPI_BUS";
   reply_ptr<xcb_intern_atom_reply_t> atom(xcb_intern_atom_reply(
@@ -94,7 +94,7 @@ bool app_windows::root_names_a11y_bus() {
 }
 
 result<bool> app_windows::focus(uint32_t w, int wait_ms) {
-  if (auto e = connect()) return *e;
+  if (auto e = connect(); !e) return e.take_error();
   xcb_connection_t* c = conn_.get();
   auto has_focus = [&] {
     xcb_window_t f = focused_window(c);

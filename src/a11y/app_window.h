@@ -53,7 +53,7 @@ class app_windows {
   result<bool> focus(uint32_t w, int wait_ms = 1000);
 
  private:
-  std::optional<error> connect();
+  status connect();
 
   std::string display_;
   xcb_ptr conn_;

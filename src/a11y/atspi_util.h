@@ -42,7 +42,7 @@ class bus_calls {
   // round_trips: how many D-Bus calls libatspi makes for it (a name read
   // with a cold cache first asks the element's states), each given its
   // share, so that a hung application costs the call's time once.
-  std::optional<error> before(int round_trips = 1) {
+  status before(int round_trips = 1) {
     if (c_.cancelled()) return make_error(errc::cancelled, "cancelled");
     auto now = a11y_clock::now();
     if (now >= c_.deadline) return deadline_error();
@@ -54,12 +54,12 @@ class bus_calls {
     each_ms_ = std::max(1, timeout_ms_ / std::max(1, round_trips));
     atspi_set_timeout(each_ms_, each_ms_);
     started_ = now;
-    return std::nullopt;
+    return {};
   }
 
   // After a call that set err: a timeout error when the call used up its
-  // time, else nothing (the caller treats the element as gone). Frees err.
-  std::optional<error> failed(GError* err) {
+  // time, else done (the caller treats the element as gone). Frees err.
+  status failed(GError* err) {
     std::string what = err != nullptr && err->message != nullptr ? err->message : "";
     if (err != nullptr) g_error_free(err);
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(a11y_clock::now() - started_);
@@ -71,7 +71,7 @@ class bus_calls {
                                 " ms (is it hung or stopped?)"));
     }
     last_message_ = std::move(what);
-    return std::nullopt;
+    return {};
   }
 
   const std::string& last_message() const { return last_message_; }
@@ -138,9 +138,9 @@ inline std::string number_text(double v) {
 // The element's action names, appended to out (none without Action), and
 // its frame on the screen (left empty without Component, or unmapped: GTK's
 // G_MININT). An error only when the application did not answer.
-std::optional<error> read_actions(AtspiAccessible* node, bus_calls& calls,
-                                  std::vector<std::string>& out);
-std::optional<error> read_frame(AtspiAccessible* node, bus_calls& calls, std::optional<rect>& out);
+status read_actions(AtspiAccessible* node, bus_calls& calls,
+                    std::vector<std::string>& out);
+status read_frame(AtspiAccessible* node, bus_calls& calls, std::optional<rect>& out);
 
 // An application on the bus: its object (referenced while this lives) and
 // what is known of it.

@@ -25,10 +25,10 @@ class walker {
   // Reads node and, depth-first, what lies below it. An error ends the
   // whole walk (cancelled, out of time, the application hung); an element
   // that vanished on the way is skipped.
-  std::optional<error> visit(AtspiAccessible* node, int depth, std::vector<int>& path) {
+  status visit(AtspiAccessible* node, int depth, std::vector<int>& path) {
     if (int(out_.elements.size()) >= limits_.max_nodes) {
       out_.truncated_nodes = true;
-      return std::nullopt;
+      return {};
     }
     a11y_element e;
     e.index = int(out_.elements.size());
@@ -36,43 +36,43 @@ class walker {
     e.path = path;
     GError* err = nullptr;
 
-    if (auto x = calls_.before()) return x;
+    if (auto x = calls_.before(); !x) return x;
     AtspiRole role = atspi_accessible_get_role(node, &err);
     if (err != nullptr) return gone(err, depth);
     // libatspi may answer a call that timed out with a default and no error.
     if (calls_.used_up()) return calls_.failed(nullptr);
-    if (auto x = calls_.before()) return x;
+    if (auto x = calls_.before(); !x) return x;
     e.role = take(atspi_accessible_get_role_name(node, &err));
     if (err != nullptr) return gone(err, depth);
-    if (auto x = calls_.before()) return x;
+    if (auto x = calls_.before(); !x) return x;
     e.name = clip_text(take(atspi_accessible_get_name(node, &err)), limits_.max_text);
     if (err != nullptr) return gone(err, depth);
     if (calls_.used_up()) return calls_.failed(nullptr);
-    if (auto x = calls_.before()) return x;
+    if (auto x = calls_.before(); !x) return x;
     {
       gobj<AtspiStateSet> set(atspi_accessible_get_state_set(node));
       e.states = state_names(set.get());
     }
-    if (auto x = read_interfaces(node, role, e)) return x;
+    if (auto x = read_interfaces(node, role, e); !x) return x;
 
-    if (auto x = calls_.before()) return x;
+    if (auto x = calls_.before(); !x) return x;
     int children = atspi_accessible_get_child_count(node, &err);
     if (err != nullptr) return gone(err, depth);
     out_.elements.push_back(std::move(e));
     if (refs_ != nullptr) refs_->emplace_back(static_cast<AtspiAccessible*>(g_object_ref(node)));
     if (children > 0 && depth >= limits_.max_depth) {
       out_.truncated_depth = true;
-      return std::nullopt;
+      return {};
     }
     for (int i = 0; i < children; ++i) {
       if (int(out_.elements.size()) >= limits_.max_nodes) {
         out_.truncated_nodes = true;
         break;
       }
-      if (auto x = calls_.before()) return x;
+      if (auto x = calls_.before(); !x) return x;
       gobj<AtspiAccessible> child(atspi_accessible_get_child_at_index(node, i, &err));
       if (err != nullptr) {
-        if (auto x = calls_.failed(err)) return x;
+        if (auto x = calls_.failed(err); !x) return x;
         ++out_.skipped;
         continue;
       }
@@ -80,9 +80,9 @@ class walker {
       path.push_back(i);
       auto x = visit(child.get(), depth + 1, path);
       path.pop_back();
-      if (x) return x;
+      if (!x) return x;
     }
-    return std::nullopt;
+    return {};
   }
 
   walk_outcome take_outcome() { return std::move(out_); }
@@ -90,26 +90,26 @@ class walker {
  private:
   // A failed call on an element: the walk's end when it timed out, else
   // the element is skipped. The application itself cannot be skipped.
-  std::optional<error> gone(GError* err, int depth) {
-    if (auto x = calls_.failed(err)) return x;
+  status gone(GError* err, int depth) {
+    if (auto x = calls_.failed(err); !x) return x;
     if (depth == 0) {
       return make_error(errc::not_found,
                         str_cat("the application went away: ", calls_.last_message()));
     }
     ++out_.skipped;
-    return std::nullopt;
+    return {};
   }
 
   // Value, text, actions and frame: each through its interface, when the
   // element has it. A failure here leaves the field empty.
-  std::optional<error> read_interfaces(AtspiAccessible* node, AtspiRole role, a11y_element& e) {
+  status read_interfaces(AtspiAccessible* node, AtspiRole role, a11y_element& e) {
     GError* err = nullptr;
-    if (auto x = calls_.before()) return x;
+    if (auto x = calls_.before(); !x) return x;
     if (gobj<AtspiValue> v{atspi_accessible_get_value_iface(node)}) {
-      if (auto x = calls_.before()) return x;
+      if (auto x = calls_.before(); !x) return x;
       double d = atspi_value_get_current_value(v.get(), &err);
       if (err != nullptr) {
-        if (auto x = calls_.failed(err)) return x;
+        if (auto x = calls_.failed(err); !x) return x;
         err = nullptr;
       } else {
         e.value = number_text(d);
@@ -117,20 +117,20 @@ class walker {
     }
     if (e.value.empty() && text_is_value(role)) {
       if (gobj<AtspiText> t{atspi_accessible_get_text_iface(node)}) {
-        if (auto x = calls_.before()) return x;
+        if (auto x = calls_.before(); !x) return x;
         // Enough characters for max_text bytes of any script; clip_text
         // then cuts at a character boundary.
         gint n = gint(std::min<size_t>(limits_.max_text + 1, 1 << 20));
         std::string text = take(atspi_text_get_text(t.get(), 0, n, &err));
         if (err != nullptr) {
-          if (auto x = calls_.failed(err)) return x;
+          if (auto x = calls_.failed(err); !x) return x;
           err = nullptr;
         } else {
           e.value = clip_text(std::move(text), limits_.max_text);
         }
       }
     }
-    if (auto x = read_actions(node, calls_, e.actions)) return x;
+    if (auto x = read_actions(node, calls_, e.actions); !x) return x;
     return read_frame(node, calls_, e.frame);
   }
 
@@ -156,22 +156,22 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
   // latest applications: ask the registry again.
   atspi_accessible_clear_cache(desktop.get());
   GError* err = nullptr;
-  if (auto x = calls.before()) return *x;
+  if (auto x = calls.before(); !x) return x.take_error();
   int n = atspi_accessible_get_child_count(desktop.get(), &err);
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return *x;
+    if (auto x = calls.failed(err); !x) return x.take_error();
     return make_error(errc::a11y_unavailable,
                       str_cat("the accessibility registry did not answer: ", calls.last_message()));
   }
   for (int i = 0; i < n; ++i) {
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     gobj<AtspiAccessible> app(atspi_accessible_get_child_at_index(desktop.get(), i, &err));
     if (err != nullptr) {
       // An application that does not answer is counted, not allowed to
       // hide the others.
       auto x = calls.failed(err);
       err = nullptr;
-      if (x && x->code == errc::timed_out) ++out.unanswered;
+      if (!x && x.err().code == errc::timed_out) ++out.unanswered;
       continue;
     }
     if (!app) {
@@ -181,7 +181,7 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
     app_ref ref;
     bool with_windows = windows;
     // Its cache was just cleared: libatspi asks its states, then its name.
-    if (auto x = calls.before(2)) return *x;
+    if (auto x = calls.before(2); !x) return x.take_error();
     ref.facts.name = take(atspi_accessible_get_name(app.get(), &err));
     // Gone since the registry listed it: leave it out. Not answering
     // (stopped, hung; libatspi then may give no name and no error): keep
@@ -190,14 +190,14 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
     if (err != nullptr) {
       auto x = calls.failed(err);
       err = nullptr;
-      if (!x || x->code != errc::timed_out) continue;
+      if (x || x.err().code != errc::timed_out) continue;
       ref.facts.answered = false;
       with_windows = false;
     } else if (calls.used_up()) {
       ref.facts.answered = false;
       with_windows = false;
     }
-    if (auto x = calls.before()) return *x;
+    if (auto x = calls.before(); !x) return x.take_error();
     ref.facts.pid = int(atspi_accessible_get_process_id(app.get(), &err));
     if (err != nullptr) {
       g_error_free(err);
@@ -208,7 +208,7 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
     AtspiApplication* owner = ATSPI_OBJECT(app.get())->app;
     if (owner != nullptr && owner->bus_name != nullptr) ref.facts.bus_name = owner->bus_name;
     if (with_windows && ref.facts.answered) {
-      if (auto x = calls.before()) return *x;
+      if (auto x = calls.before(); !x) return x.take_error();
       int w = atspi_accessible_get_child_count(app.get(), &err);
       if (err != nullptr) {
         g_error_free(err);
@@ -216,14 +216,14 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
         w = 0;
       }
       for (int j = 0; j < w; ++j) {
-        if (auto x = calls.before()) return *x;
+        if (auto x = calls.before(); !x) return x.take_error();
         gobj<AtspiAccessible> win(atspi_accessible_get_child_at_index(app.get(), j, &err));
         if (err != nullptr || !win) {
           if (err != nullptr) g_error_free(err);
           err = nullptr;
           continue;
         }
-        if (auto x = calls.before()) return *x;
+        if (auto x = calls.before(); !x) return x.take_error();
         std::string title = take(atspi_accessible_get_name(win.get(), &err));
         if (err != nullptr) {
           g_error_free(err);
@@ -286,46 +286,46 @@ result<std::vector<a11y_app>> read_apps(const a11y_control& c) {
 
 namespace atspi {
 
-std::optional<error> read_actions(AtspiAccessible* node, bus_calls& calls,
-                                  std::vector<std::string>& out) {
+status read_actions(AtspiAccessible* node, bus_calls& calls,
+                    std::vector<std::string>& out) {
   GError* err = nullptr;
-  if (auto x = calls.before()) return x;
+  if (auto x = calls.before(); !x) return x;
   gobj<AtspiAction> a{atspi_accessible_get_action_iface(node)};
-  if (!a) return std::nullopt;
-  if (auto x = calls.before()) return x;
+  if (!a) return {};
+  if (auto x = calls.before(); !x) return x;
   int n = atspi_action_get_n_actions(a.get(), &err);
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return x;
-    return std::nullopt;
+    if (auto x = calls.failed(err); !x) return x;
+    return {};
   }
   for (int i = 0; i < n; ++i) {
-    if (auto x = calls.before()) return x;
+    if (auto x = calls.before(); !x) return x;
     std::string name = take(atspi_action_get_action_name(a.get(), i, &err));
     if (err != nullptr) {
-      if (auto x = calls.failed(err)) return x;
+      if (auto x = calls.failed(err); !x) return x;
       err = nullptr;
       continue;
     }
     out.push_back(std::move(name));
   }
-  return std::nullopt;
+  return {};
 }
 
-std::optional<error> read_frame(AtspiAccessible* node, bus_calls& calls, std::optional<rect>& out) {
+status read_frame(AtspiAccessible* node, bus_calls& calls, std::optional<rect>& out) {
   GError* err = nullptr;
-  if (auto x = calls.before()) return x;
+  if (auto x = calls.before(); !x) return x;
   gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(node)};
-  if (!comp) return std::nullopt;
-  if (auto x = calls.before()) return x;
+  if (!comp) return {};
+  if (auto x = calls.before(); !x) return x;
   AtspiRect* r = atspi_component_get_extents(comp.get(), ATSPI_COORD_TYPE_SCREEN, &err);
   if (err != nullptr) {
-    if (auto x = calls.failed(err)) return x;
+    if (auto x = calls.failed(err); !x) return x;
   } else if (r != nullptr && r->width > 0 && r->height > 0 && r->x > kOffscreen &&
              r->y > kOffscreen) {
     out = rect{r->x, r->y, r->width, r->height};
   }
   g_free(r);
-  return std::nullopt;
+  return {};
 }
 
 result<app_ref> find_app(const std::string& app, const a11y_control& c) {
@@ -388,7 +388,7 @@ result<walk_outcome> walk_tree(AtspiAccessible* root, const walk_limits& limits,
   atspi_accessible_clear_cache(root);
   walker w(limits, c, refs);
   std::vector<int> path;
-  if (auto x = w.visit(root, 0, path)) return *x;
+  if (auto x = w.visit(root, 0, path); !x) return x.take_error();
   return w.take_outcome();
 }
 

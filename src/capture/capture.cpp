@@ -10,7 +10,6 @@
 #include "capture/png.h"
 #include "capture/scale.h"
 #include "core/json_writer.h"
-#include "util/base64.h"
 #include "util/save_file.h"
 #include "x11/windows.h"
 
@@ -53,7 +52,7 @@ class frame_encoder {
       case image_format::png: {
         auto png = encode_png(SIZE_MAX);
         if (!png) return png.take_error();
-        return make_image_payload((*png)->spans(), "image/png");
+        return make_image_payload((*png)->shared_pieces(), "image/png");
       }
       case image_format::jpeg: return jpeg();
       case image_format::automatic: break;
@@ -71,7 +70,7 @@ class frame_encoder {
     if (!png) return png.take_error();
     double png_bytes = png_estimate();
     if (*png) {
-      auto image = make_image_payload((*png)->spans(), "image/png");
+      auto image = make_image_payload((*png)->shared_pieces(), "image/png");
       if (line_size_(image) <= env_.max_result_bytes) return image;
       png_bytes = double(image->size);
     }
@@ -243,10 +242,11 @@ void save_if_asked(const capture_job& job, const capture_env& env, const image_p
                    const char* prefix, std::string& saved, std::string& save_error) {
   if (!job.save_to_disk) return;
   const char* extension = std::string_view(image.mime_type) == "image/jpeg" ? "jpg" : "png";
-  // The file again from its base64 (the payload keeps only that).
-  std::vector<uint8_t> file;
-  base64_decode(image.base64, file);
-  auto path = save_image_file(env.save_dir, prefix, extension, file.data(), file.size());
+  // The file's own bytes, as the encoder made them.
+  std::vector<std::span<const uint8_t>> file;
+  file.reserve(image.file.size());
+  for (const auto& piece : image.file) file.emplace_back(piece->data.get(), piece->size);
+  auto path = save_image_file(env.save_dir, prefix, extension, file);
   if (path) {
     saved = std::move(*path);
   } else {
@@ -276,7 +276,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     unchanged = true;
   } else {
     auto f = g.grab(area);
-    if (!f) return tool_result::failure(f.err().message);
+    if (!f) return tool_result::failure(f.err());
     // The line an image would make.
     const std::string guess = path_guess(job, env);
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
@@ -285,7 +285,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     };
     frame_encoder enc(*f, out, env, mem, mark, line_size);
     auto encoded = enc.encode();
-    if (!encoded) return tool_result::failure(encoded.err().message);
+    if (!encoded) return tool_result::failure(encoded.err());
     image = std::move(*encoded);
   }
   if (mark) {
@@ -323,7 +323,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
     part = *device;
   }
   auto grabbed = g.grab_window(job.window, part);
-  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  if (!grabbed) return tool_result::failure(grabbed.err());
   frame f = grabbed->pixels;
   if (!session) {
     // The session a screenshot of the window makes now: its whole inside
@@ -360,7 +360,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   capture_memory mem;
   frame_encoder enc(f, out, env, mem, std::nullopt, line_size);
   auto encoded = enc.encode();
-  if (!encoded) return tool_result::failure(encoded.err().message);
+  if (!encoded) return tool_result::failure(encoded.err());
   std::string saved;
   std::string save_error;
   save_if_asked(job, env, **encoded, zoom ? "zoom" : "screenshot", saved, save_error);
@@ -375,7 +375,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
                                        const capture_env& env,
                                        std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
-  if (!screen) return tool_result::failure(screen.err().message);
+  if (!screen) return tool_result::failure(screen.err());
   // Which screen a session made now belongs to.
   auto stamp = [&](coord_session s) {
     s.generation = g.generation();

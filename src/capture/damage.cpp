@@ -9,6 +9,7 @@
 
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "x11/request.h"
 #include "x11/windows.h"
 
 namespace cu {
@@ -81,9 +82,7 @@ bool damage_monitor::connect() {
   xcb_damage_create(conn, xcb_generate_id(conn), screen->root,
                     XCB_DAMAGE_REPORT_LEVEL_RAW_RECTANGLES);
   // Checked by a round trip: from its reply on, every drawing is reported.
-  reply_ptr<xcb_get_input_focus_reply_t> sync(
-      xcb_get_input_focus_reply(conn, xcb_get_input_focus(conn), nullptr));
-  if (!sync) return false;
+  if (!x11_sync(conn)) return false;
   auto atoms = intern_atoms(conn);
   if (!atoms) return false;
   std::lock_guard<std::mutex> lock(mu_);
@@ -264,10 +263,9 @@ std::optional<uint64_t> damage_monitor::sync_mark() {
   if (!conn_) return std::nullopt;
   xcb_connection_t* c = conn_.get();
   // The reply comes after every report of drawing the server did before it.
-  reply_ptr<xcb_get_input_focus_reply_t> r(
-      xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+  const bool answered = x11_sync(c);
   drain(false);
-  if (!r || !conn_) return std::nullopt;
+  if (!answered || !conn_) return std::nullopt;
   return next_;
 }
 

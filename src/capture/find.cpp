@@ -30,11 +30,12 @@ error invalid_template(const char* what, const std::string& why) {
 
 // Whether a PNG's header declares a template that can be searched for in
 // an image of size searched: read before anything is decoded or allocated.
-std::optional<error> check_template_header(std::span<const uint8_t> png, const char* what,
-                                           size2 searched) {
+status check_template_header(std::span<const uint8_t> png, const char* what, size2 searched) {
   auto size = png_header_size(png);
   if (!size) return invalid_template(what, size.err().message);
-  if (auto e = check_template_size(size->w, size->h)) return invalid_template(what, e->message);
+  if (auto e = check_template_size(size->w, size->h); !e) {
+    return invalid_template(what, e.err().message);
+  }
   if (size->w > searched.w || size->h > searched.h) {
     return invalid_template(what, str_cat("the template (", std::to_string(size->w), "x",
                                           std::to_string(size->h),
@@ -42,13 +43,13 @@ std::optional<error> check_template_header(std::span<const uint8_t> png, const c
                                           std::to_string(searched.w), "x",
                                           std::to_string(searched.h), ")"));
   }
-  return std::nullopt;
+  return {};
 }
 
 // A PNG's pixels in grey, whatever its colour type (alpha is dropped).
 result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* what,
                                    size2 searched) {
-  if (auto e = check_template_header(png, what, searched)) return std::move(*e);
+  if (auto e = check_template_header(png, what, searched); !e) return e.take_error();
   auto rgb = decode_png_rgb(png, uint32_t(kMaxTemplateSide));
   if (!rgb) return invalid_template(what, rgb.err().message);
   return to_gray(rgb->rgb.data(), rgb->w, rgb->h, size_t(rgb->w) * 3, kLayoutRgb);
@@ -79,7 +80,7 @@ result<std::vector<uint8_t>> read_template_file(const std::string& path, size2 s
   uint8_t header[24];
   const ssize_t head = pread(fd, header, sizeof header, 0);
   const std::span<const uint8_t> start(header, size_t(std::max<ssize_t>(head, 0)));
-  if (auto e = check_template_header(start, "template_path", searched)) return std::move(*e);
+  if (auto e = check_template_header(start, "template_path", searched); !e) return e.take_error();
   std::vector<uint8_t> bytes(size_t(st.st_size));
   size_t got = 0;
   while (got < bytes.size()) {
@@ -153,7 +154,7 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
                      coord_session stamp, std::optional<coord_session>* established) {
   const find_request& req = *job.find;
   auto grabbed = grab_session_pixels(g, job, stamp);
-  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  if (!grabbed) return tool_result::failure(grabbed.err());
   const frame& f = grabbed->pixels;
   const point origin = grabbed->origin;
   const coord_session& s = grabbed->session;
@@ -196,13 +197,13 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
     const char* what = "template";
     if (!req.template_path.empty()) {
       auto bytes = read_template_file(req.template_path, within);
-      if (!bytes) return tool_result::failure(bytes.err().message);
+      if (!bytes) return tool_result::failure(bytes.err());
       file = std::move(*bytes);
       png = &file;
       what = "template_path";
     }
     auto decoded = decode_png_gray(*png, what, within);
-    if (!decoded) return tool_result::failure(decoded.err().message);
+    if (!decoded) return tool_result::failure(decoded.err());
     needle = std::move(*decoded);
   }
 
@@ -214,7 +215,7 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   auto found = find_template_scaled(haystack.view(), s.image, needle.view(), options,
                                     req.region ? searched : rect{},
                                     req.template_region ? &image : nullptr);
-  if (!found) return tool_result::failure(found.err().message);
+  if (!found) return tool_result::failure(found.err());
 
   std::string out;
   json_writer j(out);

@@ -32,7 +32,7 @@ std::optional<tool_result> run_find_text(grabber& g, const capture_job& job,
                                          text_recognizer& recognizer, coord_session stamp) {
   const text_request& req = *job.text;
   auto grabbed = grab_session_pixels(g, job, stamp);
-  if (!grabbed) return tool_result::failure(grabbed.err().message);
+  if (!grabbed) return tool_result::failure(grabbed.err());
   const frame& f = grabbed->pixels;
   const point origin = grabbed->origin;
   const coord_session& s = grabbed->session;
@@ -152,10 +152,10 @@ tool_result text_recognizer::run(const text_job& job) {
       engine_error_ = opened.take_error();
     }
   }
-  if (!engine_) return tool_result::failure(engine_error_->message);
+  if (!engine_) return tool_result::failure(*engine_error_);
   const text_request& req = *job.request;
   auto words = engine_->recognize(job.pixels.view(), screen_ocr_options(), &stop_running_);
-  if (!words) return tool_result::failure(words.err().message);
+  if (!words) return tool_result::failure(words.err());
   // The words' boxes are in the part's device pixels: to the session's.
   for (ocr_word& w : *words) {
     w.box.x += job.part.x;

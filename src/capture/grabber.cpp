@@ -11,6 +11,7 @@
 
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "x11/request.h"
 #include "x11/windows.h"
 
 namespace cu {
@@ -117,13 +118,10 @@ void grabber::redirect_windows() {
   if (!v || (v->major_version == 0 && v->minor_version < 2)) return;
   // Automatic: the server keeps painting the screen from the pixmaps, and
   // another client (a compositing manager) may still redirect manually.
-  xcb_generic_error_t* err = xcb_request_check(
-      c, xcb_composite_redirect_subwindows_checked(c, screen_->root,
-                                                   XCB_COMPOSITE_REDIRECT_AUTOMATIC));
-  if (err != nullptr) {
+  if (x11_error_ptr err = x11_check(c, xcb_composite_redirect_subwindows_checked(
+                                           c, screen_->root, XCB_COMPOSITE_REDIRECT_AUTOMATIC))) {
     log(log_level::warn, "Composite refused to redirect the windows of %s (error %d)",
         display_.c_str(), int(err->error_code));
-    free(err);
     return;
   }
   composite_ = true;
@@ -155,15 +153,12 @@ bool grabber::attach_shm(size_t bytes) {
       void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       if (p != MAP_FAILED) {
         // xcb closes fd once the request is sent.
-        xcb_generic_error_t* err =
-            xcb_request_check(c, xcb_shm_attach_fd_checked(c, seg, fd, 0));
-        if (err == nullptr) {
+        if (!x11_check(c, xcb_shm_attach_fd_checked(c, seg, fd, 0))) {
           seg_ = seg;
           addr_ = static_cast<uint8_t*>(p);
           size_ = bytes;
           return true;
         }
-        free(err);
         munmap(p, bytes);
         fd = -1;
       }
@@ -178,12 +173,11 @@ bool grabber::attach_shm(size_t bytes) {
     shmctl(id, IPC_RMID, nullptr);
     return false;
   }
-  xcb_generic_error_t* err = xcb_request_check(c, xcb_shm_attach_checked(c, seg, uint32_t(id), 0));
+  x11_error_ptr err = x11_check(c, xcb_shm_attach_checked(c, seg, uint32_t(id), 0));
   // Marked for removal now: it goes away when both sides detach, even if we
   // are killed.
   shmctl(id, IPC_RMID, nullptr);
-  if (err != nullptr) {
-    free(err);
+  if (err) {
     shmdt(p);
     return false;
   }
@@ -257,32 +251,25 @@ result<frame> grabber::get_image(xcb_drawable_t drawable, const rect& area) {
     }
   }
   if (seg_ != 0) {
-    xcb_generic_error_t* err = nullptr;
-    reply_ptr<xcb_shm_get_image_reply_t> r(xcb_shm_get_image_reply(
-        c,
-        xcb_shm_get_image(c, drawable, int16_t(area.x), int16_t(area.y), uint16_t(area.w),
-                          uint16_t(area.h), ~0u, XCB_IMAGE_FORMAT_Z_PIXMAP, seg_, 0),
-        &err));
+    auto r = x11_await(c,
+                       xcb_shm_get_image(c, drawable, int16_t(area.x), int16_t(area.y),
+                                         uint16_t(area.w), uint16_t(area.h), ~0u,
+                                         XCB_IMAGE_FORMAT_Z_PIXMAP, seg_, 0),
+                       xcb_shm_get_image_reply, "ShmGetImage");
     if (r) return frame{addr_, size_t(area.w) * 4, area, layout_};
-    if (xcb_connection_has_error(c)) return lost("ShmGetImage failed");
-    int code = err ? err->error_code : 0;
-    free(err);
-    return make_error(errc::x_failed,
-                      "the X server refused ShmGetImage (error " + std::to_string(code) + ")");
+    if (r.err().code == errc::x_unavailable) return lost("ShmGetImage failed");
+    return r.take_error();
   }
-  xcb_generic_error_t* err = nullptr;
-  fallback_reply_.reset(xcb_get_image_reply(
-      c,
-      xcb_get_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, drawable, int16_t(area.x), int16_t(area.y),
-                    uint16_t(area.w), uint16_t(area.h), ~0u),
-      &err));
-  if (!fallback_reply_) {
-    if (xcb_connection_has_error(c)) return lost("GetImage failed");
-    int code = err ? err->error_code : 0;
-    free(err);
-    return make_error(errc::x_failed,
-                      "the X server refused GetImage (error " + std::to_string(code) + ")");
+  fallback_reply_.reset();
+  auto r = x11_await(c,
+                     xcb_get_image(c, XCB_IMAGE_FORMAT_Z_PIXMAP, drawable, int16_t(area.x),
+                                   int16_t(area.y), uint16_t(area.w), uint16_t(area.h), ~0u),
+                     xcb_get_image_reply, "GetImage");
+  if (!r) {
+    if (r.err().code == errc::x_unavailable) return lost("GetImage failed");
+    return r.take_error();
   }
+  fallback_reply_ = std::move(*r);
   return frame{xcb_get_image_data(fallback_reply_.get()), size_t(area.w) * 4, area, layout_};
 }
 
@@ -298,9 +285,9 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
   auto origin_cookie = xcb_translate_coordinates(c, window, root, 0, 0);
   auto tree_cookie = xcb_query_tree(c, window);
   auto screen_cookie = xcb_get_geometry(c, root);
-  xcb_generic_error_t* err = nullptr;
-  reply_ptr<xcb_get_geometry_reply_t> geometry(xcb_get_geometry_reply(c, geometry_cookie, &err));
-  free(err);
+  // The window's X error (BadWindow: it was closed) is taken here, off the
+  // event queue; the test below names the window instead.
+  auto geometry = x11_await(c, geometry_cookie, xcb_get_geometry_reply, "GetGeometry");
   reply_ptr<xcb_get_window_attributes_reply_t> attributes(
       xcb_get_window_attributes_reply(c, attributes_cookie, nullptr));
   reply_ptr<xcb_translate_coordinates_reply_t> origin(
@@ -332,7 +319,7 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
                               " is not on screen (minimized or unmapped); set_window_state "
                               "normal or focus_window brings it back"));
   }
-  const size2 size{geometry->width, geometry->height};
+  const size2 size{(*geometry)->width, (*geometry)->height};
   rect want{0, 0, size.w, size.h};
   if (part) want = intersect(*part, want);
   if (want.w == 0) {

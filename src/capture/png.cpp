@@ -368,6 +368,22 @@ std::vector<std::span<const uint8_t>> png_pieces::spans() const {
   return out;
 }
 
+std::vector<std::shared_ptr<const byte_buffer>> png_pieces::shared_pieces() const {
+  auto copy = [](const std::vector<uint8_t>& bytes) {
+    byte_buffer b;
+    b.data.reset(static_cast<uint8_t*>(std::malloc(std::max<size_t>(1, bytes.size()))));
+    if (!bytes.empty()) memcpy(b.data.get(), bytes.data(), bytes.size());
+    b.size = bytes.size();
+    return std::make_shared<const byte_buffer>(std::move(b));
+  };
+  std::vector<std::shared_ptr<const byte_buffer>> out;
+  out.reserve(body.size() + 2);
+  out.push_back(copy(head));
+  out.insert(out.end(), body.begin(), body.end());
+  out.push_back(copy(tail));
+  return out;
+}
+
 byte_buffer png_pieces::join() const {
   byte_buffer out;
   out.data.reset(static_cast<uint8_t*>(std::malloc(std::max<size_t>(1, size()))));

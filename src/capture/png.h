@@ -66,6 +66,9 @@ struct png_pieces {
   std::vector<uint8_t> tail;
   size_t size() const;
   std::vector<std::span<const uint8_t>> spans() const;
+  // The file as shared buffers: the body's strips shared, head and tail
+  // copied (a few dozen bytes).
+  std::vector<std::shared_ptr<const byte_buffer>> shared_pieces() const;
   // The file in one buffer.
   byte_buffer join() const;
 };

@@ -12,6 +12,8 @@ tool_result tool_result::text(std::string t, bool is_error) {
   return r;
 }
 
+tool_result tool_result::failure(const error& e) { return text(e.message, true); }
+
 tool_result tool_result::json(std::string object_json) {
   tool_result r;
   r.structured = object_json;
@@ -33,18 +35,22 @@ const char* image_payload::format() const {
 
 std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type) {
-  auto p = std::make_shared<image_payload>();
-  base64_append(p->base64, bytes.data.get(), bytes.size);
-  p->size = bytes.size;
-  p->mime_type = mime_type;
-  return p;
+  std::vector<std::shared_ptr<const byte_buffer>> pieces;
+  pieces.push_back(std::make_shared<const byte_buffer>(std::move(bytes)));
+  return make_image_payload(std::move(pieces), mime_type);
 }
 
 std::shared_ptr<const image_payload> make_image_payload(
-    std::span<const std::span<const uint8_t>> pieces, const char* mime_type) {
+    std::vector<std::shared_ptr<const byte_buffer>> pieces, const char* mime_type) {
   auto p = std::make_shared<image_payload>();
-  base64_append(p->base64, pieces);
-  for (std::span<const uint8_t> piece : pieces) p->size += piece.size();
+  std::vector<std::span<const uint8_t>> spans;
+  spans.reserve(pieces.size());
+  for (const auto& piece : pieces) {
+    spans.emplace_back(piece->data.get(), piece->size);
+    p->size += piece->size;
+  }
+  base64_append(p->base64, spans);
+  p->file = std::move(pieces);
   p->mime_type = mime_type;
   return p;
 }

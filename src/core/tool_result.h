@@ -13,6 +13,7 @@
 
 #include "core/byte_buffer.h"
 #include "core/geometry.h"
+#include "util/result.h"
 
 namespace cu {
 
@@ -22,17 +23,21 @@ struct image_payload {
   std::string base64;           // The PNG or JPEG file, base64-encoded once.
   size_t size = 0;              // The file's size.
   const char* mime_type = "image/png";
+  // The file itself, as pieces in order, for save_to_disk to write as they
+  // are. Shared: a PNG's strips are the very buffers the capture cache keeps
+  // for the next encode, so holding them here costs only the few header bytes.
+  std::vector<std::shared_ptr<const byte_buffer>> file;
   // The structured result's name for the format: "png" or "jpeg".
   const char* format() const;
 };
 
-// Makes the payload of an encoded image (base64-encoding it; the file
-// itself is not kept: a cached screenshot would hold it twice).
+// Makes the payload of an encoded image, base64-encoding it and keeping the
+// file for save_to_disk.
 std::shared_ptr<const image_payload> make_image_payload(byte_buffer bytes,
                                                         const char* mime_type);
 // The same for a file held as pieces, in order.
 std::shared_ptr<const image_payload> make_image_payload(
-    std::span<const std::span<const uint8_t>> pieces, const char* mime_type);
+    std::vector<std::shared_ptr<const byte_buffer>> pieces, const char* mime_type);
 
 struct content_block {
   enum class kind { text, image } type = kind::text;
@@ -59,6 +64,11 @@ struct tool_result {
   std::optional<std::vector<found_match>> matches;
 
   static tool_result text(std::string t, bool is_error = false);
+  // Where an error becomes what the model reads: its message as the one
+  // text block of an isError result. Every error a room returns reaches a
+  // tool's answer through here, so the rule lives in one place.
+  static tool_result failure(const error& e);
+  // A refusal the tool's own code words at the edge (no error behind it).
   static tool_result failure(std::string message) { return text(std::move(message), true); }
   // A JSON object answer: the same text as a text block and as structuredContent.
   static tool_result json(std::string object_json);

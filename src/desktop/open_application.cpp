@@ -79,9 +79,9 @@ class open_application final : public desktop_op {
     // Terminal= or Path= cannot be honoured is below: the entry needs fixing.
     if (!spec) return desktop_result{tool_result::failure(rejected_text(app_, rejected)), {}};
     auto command = prepare_launch(*spec, env);
-    if (!command) return desktop_result{tool_result::failure(command.err().message), {}};
+    if (!command) return desktop_result{tool_result::failure(command.err()), {}};
     auto program = spawn_watched(command->argv, spawn_options{command->working_dir});
-    if (!program) return desktop_result{tool_result::failure(program.err().message), {}};
+    if (!program) return desktop_result{tool_result::failure(program.err()), {}};
     program_ = std::move(*program);
     pid_ = program_.pid();
     launched_ = true;

@@ -19,7 +19,7 @@ class switch_display final : public desktop_op {
   std::optional<desktop_result> start(desktop_context& d) override {
     auto monitors = list_monitors(d.conn, d.root);
     auto chosen = choose_monitor(monitors, requested_);
-    if (!chosen) return desktop_result{tool_result::failure(chosen.err().message), {}};
+    if (!chosen) return desktop_result{tool_result::failure(chosen.err()), {}};
     reply_ptr<xcb_get_geometry_reply_t> g(
         xcb_get_geometry_reply(d.conn, xcb_get_geometry(d.conn, d.root), nullptr));
     if (!g) return desktop_result{tool_result::failure("lost the connection to the X display"), {}};

@@ -234,7 +234,7 @@ void input_actor::run_job(input_job& job) {
   if (job.lease != 0) lease_ = job.lease;
   if (auto live = ctx_.begin_job(); !live) {
     last_read_only_ = false;
-    complete(job.seq, job.reply, tool_result::failure(live.err().message));
+    complete(job.seq, job.reply, tool_result::failure(live.err()));
     return;
   }
   if (job.generation != 0 && job.generation != generations_.current()) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "util/log.h"
+#include "x11/request.h"
 
 namespace cu {
 namespace {
@@ -50,10 +51,10 @@ input_context::~input_context() {
 }
 
 status input_context::begin_job() {
-  if (still_connected()) return done_t{};
+  if (still_connected()) return {};
   auto c = reconnect();
   if (!c) return c.take_error();
-  return done_t{};
+  return {};
 }
 
 result<xcb_connection_t*> input_context::connection() {
@@ -159,7 +160,7 @@ void input_context::clear_stranded() {
     }
   }
   if (released > 0) {
-    free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+    x11_sync(c);
     log(log_level::info, "released %d key(s)/button(s) left down on %s", released,
         display_.c_str());
   }
@@ -312,13 +313,13 @@ status input_context::move_to(point p) {
   auto c = connection();
   if (!c) return c.take_error();
   fake(XCB_MOTION_NOTIFY, 0, int16_t(p.x), int16_t(p.y));
-  return done_t{};
+  return {};
 }
 
 status input_context::button(uint8_t b, bool down) {
   auto c = connection();
   if (!c) return c.take_error();
-  if (button_is_down(b) == down) return done_t{};
+  if (button_is_down(b) == down) return {};
   if (down) {
     lost_buttons_ &= ~(1u << b);
     guard_.button(b, true);
@@ -329,7 +330,7 @@ status input_context::button(uint8_t b, bool down) {
     buttons_ &= ~(1u << b);
     guard_.button(b, false);
   }
-  return done_t{};
+  return {};
 }
 
 void input_context::set_down(uint8_t kc, bool down) {
@@ -383,7 +384,7 @@ status input_context::ensure_layout() {
       }
     }
   }
-  return done_t{};
+  return {};
 }
 
 keysym_t input_context::keysym_to_type(const typed_char& k) {
@@ -420,7 +421,7 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
   for (keysym_t s : syms) {
     if (!lookup(s) && std::find(want.begin(), want.end(), s) == want.end()) want.push_back(s);
   }
-  if (want.empty()) return done_t{};
+  if (want.empty()) return {};
   std::vector<uint8_t> keys;
   for (uint8_t u : layout_.unused_keycodes()) {
     if (keys.size() < want.size() && borrowed_.count(u) == 0) keys.push_back(u);
@@ -475,7 +476,7 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
   if (pacing_.quiet_ms > 0 && !pause_ms(pacing_.quiet_ms)) {
     return make_error(errc::cancelled, "stopped");
   }
-  return done_t{};
+  return {};
 }
 
 result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) {
@@ -520,7 +521,7 @@ status input_context::tap_chord(const key_chord& chord) {
   auto pressed = press_chord(chord);
   if (!pressed) return pressed.take_error();
   release_keys(*pressed);
-  return done_t{};
+  return {};
 }
 
 status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
@@ -532,7 +533,7 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
   for (size_t kc = 8; kc < down_.size(); ++kc) {
     if (down_[kc] && layout_.is_modifier(uint8_t(kc))) set_down(uint8_t(kc), false);
   }
-  status outcome = done_t{};
+  status outcome;
   for (size_t i = 0; i < keys.size(); ++i) {
     const typed_char& k = keys[i];
     const keysym_t sym = keysym_to_type(k);
@@ -599,11 +600,8 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
 
 status input_context::sync() {
   if (!conn_) return lost_display(display_);
-  xcb_connection_t* c = conn_.get();
-  reply_ptr<xcb_get_input_focus_reply_t> r(
-      xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
-  if (!r) return lost_display(display_);
-  return done_t{};
+  if (!x11_sync(conn_.get())) return lost_display(display_);
+  return {};
 }
 
 bool input_context::holds_anything() const {

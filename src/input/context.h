@@ -31,9 +31,6 @@ namespace cu {
 
 using clock_type = std::chrono::steady_clock;
 
-struct done_t {};
-using status = result<done_t>;
-
 class input_context {
  public:
   input_context(std::string display, input_guard guard, double type_delay_ms,

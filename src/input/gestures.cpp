@@ -17,7 +17,7 @@ constexpr double kMultiClickGapMs = 10;
 constexpr double kDragSettleMs = 30;
 constexpr double kDragStepMs = 4;
 
-tool_result failed(const error& e) { return tool_result::failure(e.message); }
+tool_result failed(const error& e) { return tool_result::failure(e); }
 
 // Presses the modifiers (if any) and runs body, releasing them whatever
 // happens.

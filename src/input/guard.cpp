@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "util/log.h"
+#include "x11/request.h"
 
 namespace cu {
 namespace {
@@ -39,7 +40,7 @@ namespace {
     const xcb_keysym_t none[2] = {0, 0};
     xcb_change_keyboard_mapping(c, 1, xcb_keycode_t(k), 2, none);
   }
-  free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+  x11_sync(c);
   xcb_disconnect(c);
   log(log_level::warn,
       "input guard: the server went away holding %zu key(s) and %zu button(s); released them",

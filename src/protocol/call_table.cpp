@@ -222,8 +222,8 @@ std::optional<tool_result> call_table::dispatch(uint64_t seq, const tool_def& de
   table_tool_call call(*this, seq, def, args, in_batch);
   // An argument the tool does not take is refused before its handler runs,
   // so nothing is pressed or changed by a call the model got wrong.
-  if (auto bad = refuse_unknown_arguments(def, toolsets(), args)) {
-    call.fail(std::move(bad->message));
+  if (auto bad = refuse_unknown_arguments(def, toolsets(), args); !bad) {
+    call.fail(bad.take_error().message);
   } else {
     def.handler(call);
   }

@@ -86,9 +86,9 @@ std::span<const std::string> batch_action_keys(toolset_mask on) {
   return table(on).batch_actions;
 }
 
-std::optional<error> refuse_unknown_arguments(const tool_def& t, toolset_mask on,
-                                              simdjson::dom::object args) {
-  if (args.size() == 0) return std::nullopt;
+status refuse_unknown_arguments(const tool_def& t, toolset_mask on,
+                                simdjson::dom::object args) {
+  if (args.size() == 0) return {};
   const std::span<const std::string> takes = argument_names(t, on);
   for (auto field : args) {
     // null is absent, as for every argument: there is nothing to ignore.
@@ -106,7 +106,7 @@ std::optional<error> refuse_unknown_arguments(const tool_def& t, toolset_mask on
     }
     return unknown_argument(field.key, t.name, takes, note);
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace cu

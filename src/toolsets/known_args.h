@@ -34,10 +34,10 @@ std::span<const std::string> batch_action_keys(toolset_mask on);
 // unknown_argument), then, when a toolset that is off would add it,
 // `; "x" needs the windows toolset (CU_TOOLSETS=windows or --toolsets
 // windows)`.
-// Nothing when t takes every argument given. A name whose value is null
+// Done when t takes every argument given. A name whose value is null
 // is not refused: null means absent, for every argument, so nothing given
 // is ignored.
-std::optional<error> refuse_unknown_arguments(const tool_def& t, toolset_mask on,
-                                              simdjson::dom::object args);
+status refuse_unknown_arguments(const tool_def& t, toolset_mask on,
+                                simdjson::dom::object args);
 
 }  // namespace cu

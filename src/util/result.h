@@ -1,7 +1,11 @@
-// Owns: the error-as-value types every module returns (errc, error, result<T>).
+// Owns: the one shape of an error inside the server: errc, error, result<T>,
+// and status (result<void>) for a function that only acts. Errors become
+// wire answers only at two edges: tool_result::failure (core/tool_result.h)
+// for a tool's isError result, and render_error for a JSON-RPC error.
 // Thread affinity: none; plain values, safe to move between threads.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -48,6 +52,25 @@ class result {
  private:
   std::variant<T, error> v_;
 };
+
+// Done, or an error: what a function that acts and hands nothing back
+// returns (`return {};` on success).
+template <>
+class result<void> {
+ public:
+  result() = default;
+  result(error err) : err_(std::move(err)) {}  // NOLINT: implicit by design.
+
+  bool ok() const { return !err_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const error& err() const { return *err_; }
+  error take_error() { return std::move(*err_); }
+
+ private:
+  std::optional<error> err_;
+};
+
+using status = result<void>;
 
 inline error make_error(errc code, std::string message) {
   return error{code, std::move(message)};

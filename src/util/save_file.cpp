@@ -28,7 +28,8 @@ struct fd_closer {
 }  // namespace
 
 result<std::string> save_image_file(const std::string& dir, const char* prefix,
-                                    const char* extension, const uint8_t* data, size_t size) {
+                                    const char* extension,
+                                    std::span<const std::span<const uint8_t>> pieces) {
   if (dir.empty()) return make_error(errc::io, "CU_SAVE_DIR is empty");
   std::string path = dir;
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -62,16 +63,18 @@ result<std::string> save_image_file(const std::string& dir, const char* prefix,
       return io_error("cannot create a file in " + path, errno);
     }
     fd_closer file{fd};
-    size_t done = 0;
-    while (done < size) {
-      ssize_t n = write(fd, data + done, size - done);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        int err = errno;
-        unlinkat(dirfd.fd, name, 0);
-        return io_error("cannot write " + path + "/" + name, err);
+    for (std::span<const uint8_t> piece : pieces) {
+      size_t done = 0;
+      while (done < piece.size()) {
+        ssize_t n = write(fd, piece.data() + done, piece.size() - done);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          int err = errno;
+          unlinkat(dirfd.fd, name, 0);
+          return io_error("cannot write " + path + "/" + name, err);
+        }
+        done += size_t(n);
       }
-      done += size_t(n);
     }
     return path + "/" + name;
   }

@@ -6,15 +6,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "util/result.h"
 
 namespace cu {
 
-// Writes data to a new file "<prefix>-<time>-<pid>-<n>.<extension>" in dir
-// (extension "png" or "jpg"); returns its full path.
+// Writes the file's pieces, in order, to a new file
+// "<prefix>-<time>-<pid>-<n>.<extension>" in dir (extension "png" or "jpg");
+// returns its full path.
 result<std::string> save_image_file(const std::string& dir, const char* prefix,
-                                    const char* extension, const uint8_t* data, size_t size);
+                                    const char* extension,
+                                    std::span<const std::span<const uint8_t>> pieces);
 
 }  // namespace cu

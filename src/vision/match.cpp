@@ -606,8 +606,8 @@ std::vector<match> search_pyramid(plane hay0, const plane& needle0, const match_
 // under 2^63, and so does every other term of the score.
 static_assert(int64_t(kMaxTemplateSide) * kMaxTemplateSide <= (int64_t(1) << 23));
 
-std::optional<error> check_template_size(int w, int h) {
-  if (w <= kMaxTemplateSide && h <= kMaxTemplateSide) return std::nullopt;
+status check_template_size(int w, int h) {
+  if (w <= kMaxTemplateSide && h <= kMaxTemplateSide) return {};
   return invalid("the template (%dx%d) is too large: at most %d pixels on a side", w, h,
                  kMaxTemplateSide);
 }
@@ -616,7 +616,7 @@ namespace {
 
 // The checks of find_template's contract; the template's pixels are only
 // looked at for flatness.
-std::optional<error> check(const gray_view& hay, const gray_view& needle, const match_options& o) {
+status check(const gray_view& hay, const gray_view& needle, const match_options& o) {
   if (!hay.data || hay.w <= 0 || hay.h <= 0) return invalid("the image to search is empty");
   if (!needle.data || needle.w <= 0 || needle.h <= 0) return invalid("the template is empty");
   if (!(o.threshold >= 0 && o.threshold <= 1)) {
@@ -625,7 +625,7 @@ std::optional<error> check(const gray_view& hay, const gray_view& needle, const 
   if (o.max_results < 1 || o.max_results > kMaxResults) {
     return invalid("max_results must be from 1 to %d, not %d", kMaxResults, o.max_results);
   }
-  if (auto e = check_template_size(needle.w, needle.h)) return e;
+  if (auto e = check_template_size(needle.w, needle.h); !e) return e;
   if (needle.w > hay.w || needle.h > hay.h) {
     return invalid("the template (%dx%d) is larger than the image searched (%dx%d)", needle.w,
                    needle.h, hay.w, hay.h);
@@ -647,7 +647,7 @@ std::optional<error> check(const gray_view& hay, const gray_view& needle, const 
         "to match; cut one with an edge, an icon or some text in it",
         mean, stddev);
   }
-  return std::nullopt;
+  return {};
 }
 
 // area_downscale's taps along one axis: count per destination sample,
@@ -771,7 +771,7 @@ double ncc_at(const gray_view& hay, const gray_view& needle, int x, int y) {
 
 result<std::vector<match>> find_template(const gray_view& haystack, const gray_view& needle,
                                          const match_options& o) {
-  if (auto e = check(haystack, needle, o)) return std::move(*e);
+  if (auto e = check(haystack, needle, o); !e) return e.take_error();
   const kernels k = pick_kernels(o.use_simd);
   plane hay = copy_plane(haystack);
   const plane nee = copy_plane(needle);
@@ -833,7 +833,7 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
   const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
   const int dw = std::min(device.w, std::max(1, int(std::lround(needle.w * sx))));
   const int dh = std::min(device.h, std::max(1, int(std::lround(needle.h * sy))));
-  const bool placeable = !check_template_size(dw, dh);
+  const bool placeable = check_template_size(dw, dh).ok();
   plane up = make_plane(placeable ? dw : 0, placeable ? dh : 0);
   for (int y = 0; y < up.h; ++y) {
     const double v = std::clamp((y + 0.5) * needle.h / dh - 0.5, 0.0, double(needle.h - 1));

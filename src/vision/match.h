@@ -131,9 +131,9 @@ inline constexpr int kMaxResults = 1000;
 // integers, and a row's or a column's sums (2048 * 255^2) fit 32 bits.
 inline constexpr int kMaxTemplateSide = 2048;
 
-// Whether a template of w x h pixels is within kMaxTemplateSide: nothing,
+// Whether a template of w x h pixels is within kMaxTemplateSide: done,
 // or the invalid_argument error every refusal of a large template gives.
-std::optional<error> check_template_size(int w, int h);
+status check_template_size(int w, int h);
 
 // A template whose grey levels' standard deviation is below this is flat:
 // it would match any stretch of one colour as well as any other.

@@ -9,6 +9,7 @@
 #include "util/ascii.h"
 #include "util/str_cat.h"
 #include "x11/connection.h"
+#include "x11/request.h"
 
 namespace cu {
 namespace {
@@ -356,16 +357,13 @@ bool focus_directly(xcb_connection_t* c, xcb_window_t w) {
     xcb_map_window(c, w);
     // Focus needs a viewable window; the map is done once the server has
     // answered anything asked after it.
-    free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+    x11_sync(c);
   }
   const uint32_t above = XCB_STACK_MODE_ABOVE;
   xcb_configure_window(c, w, XCB_CONFIG_WINDOW_STACK_MODE, &above);
   xcb_void_cookie_t ck =
       xcb_set_input_focus_checked(c, XCB_INPUT_FOCUS_PARENT, w, XCB_CURRENT_TIME);
-  if (xcb_generic_error_t* e = xcb_request_check(c, ck)) {
-    free(e);  // Not viewable (an unmapped parent, say).
-    return false;
-  }
+  if (x11_check(c, ck)) return false;  // Not viewable (an unmapped parent, say).
   return focused_window(c) == w;
 }
 
@@ -375,9 +373,8 @@ xcb_window_t active_window(xcb_connection_t* c, const x11_atoms& a, xcb_window_t
 }
 
 xcb_window_t focused_window(xcb_connection_t* c) {
-  reply_ptr<xcb_get_input_focus_reply_t> f(
-      xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
-  return f ? f->focus : 0;
+  auto f = x11_await(c, xcb_get_input_focus(c), xcb_get_input_focus_reply, "GetInputFocus");
+  return f ? (*f)->focus : 0;
 }
 
 }  // namespace cu

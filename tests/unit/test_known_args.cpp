@@ -40,9 +40,9 @@ std::vector<std::string> names(const cu::tool_def& t, toolset_mask on) {
 // The refusal's message, or "" when the arguments were taken.
 std::string refusal(const cu::tool_def& t, toolset_mask on, const std::string& args) {
   auto bad = cu::refuse_unknown_arguments(t, on, object_of(args));
-  if (!bad) return {};
-  CHECK(bad->code == cu::errc::invalid_argument);
-  return bad->message;
+  if (bad) return {};
+  CHECK(bad.err().code == cu::errc::invalid_argument);
+  return bad.err().message;
 }
 
 // Every set of toolsets this build has, each with computer on.

@@ -3,10 +3,14 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "support/harness.h"
+#include "util/base64.h"
 
 using namespace cu::test;
 
@@ -184,6 +188,35 @@ TEST_CASE("save_to_disk writes a private PNG file and names it") {
 
   auto again = s.call_tool("zoom", R"({"region":[0,0,10,10],"save_to_disk":true})");
   CHECK(text_of(*again, 1) != text);
+}
+
+TEST_CASE("save_to_disk writes the very file the answer carries, new or unchanged, PNG or JPEG") {
+  xvfb x(1024, 768);
+  for (const char* format : {"png", "jpeg"}) {
+    INFO(format);
+    server_process s(x.display(), {{"CU_IMAGE_FORMAT", format}});
+    // The second screenshot of a screen nothing drew on is answered from
+    // the cache: its file comes from the cached image.
+    for (int i = 0; i < 2; ++i) {
+      auto r = s.call_tool("screenshot", R"({"save_to_disk":true})");
+      REQUIRE_FALSE(is_error(*r));
+      std::string_view data;
+      REQUIRE(r->root["result"]["content"].at(0)["data"].get(data) == simdjson::SUCCESS);
+      std::vector<uint8_t> sent;
+      REQUIRE(cu::base64_decode(data, sent));
+      std::string_view path;
+      REQUIRE(r->root["result"]["structuredContent"]["saved_to"].get(path) == simdjson::SUCCESS);
+      std::ifstream in{std::string(path), std::ios::binary};
+      std::vector<uint8_t> saved{std::istreambuf_iterator<char>(in),
+                                 std::istreambuf_iterator<char>()};
+      CHECK(saved.size() == sent.size());
+      CHECK(saved == sent);
+      bool unchanged = false;
+      REQUIRE(r->root["result"]["structuredContent"]["unchanged"].get(unchanged) ==
+              simdjson::SUCCESS);
+      CHECK(unchanged == (i == 1));
+    }
+  }
 }
 
 TEST_CASE("a save_to_disk that fails still answers the image, with an error block about the save") {

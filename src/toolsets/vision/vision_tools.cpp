@@ -160,8 +160,8 @@ void handle_screenshot_find(tool_call& call) {
   if (by_png) {
     auto size = png_header_size(find->template_png);
     if (!size) return call.fail(str_cat("Invalid argument \"template\": ", size.err().message));
-    if (auto e = check_template_size(size->w, size->h)) {
-      return call.fail(str_cat("Invalid argument \"template\": ", e->message));
+    if (auto e = check_template_size(size->w, size->h); !e) {
+      return call.fail(str_cat("Invalid argument \"template\": ", e.err().message));
     }
   }
   job.find = std::move(find);
