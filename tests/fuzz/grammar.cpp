@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstdio>
 
+#include "toolsets/computer/batch.h"
 #include "toolsets/registry.h"
 
 namespace cu_fuzz {
@@ -405,21 +406,16 @@ jvalue grammar::actions(rng& r, size_t budget, int depth) {
 }
 
 jvalue grammar::condition(rng& r, size_t budget, int depth) {
-  struct named {
-    sv name, tool;
-  };
-  static constexpr named kConditions[] = {{"image_present", "screenshot_find"},
-                                         {"image_absent", "screenshot_find"},
-                                         {"window_exists", "list_windows"},
-                                         {"text_present", "find_text"}};
   if (chance(r, 0.05)) return wrong_value(r, "object", 64);
   jvalue c = jvalue::object();
-  const named& k = one_of(r, kConditions);
+  // The server's own conditions, each probed by a call of its tool.
+  const std::span<const cu::condition_kind> kinds = cu::all_conditions();
+  const cu::condition_kind k = kinds[pick(r, kinds.size())];
   // The probe's arguments from its tool's schema (find_text may not exist).
-  const tool_schema* t = find(k.tool);
+  const tool_schema* t = find(cu::condition_tool(k));
   jvalue args = t != nullptr && chance(r, 0.9) ? arguments(r, *t, budget, depth + 1)
                                                : wrong_value(r, "object", 64);
-  c.set(chance(r, 0.95) ? k.name : sv("image_here"), std::move(args));
+  c.set(chance(r, 0.95) ? cu::condition_name(k) : sv("image_here"), std::move(args));
   // Now and then a second condition, which is refused.
   if (chance(r, 0.04)) c.set("window_exists", jvalue::object());
   return c;

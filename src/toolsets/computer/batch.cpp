@@ -119,6 +119,8 @@ bool parse_arguments_once(batch_plan& plan) {
 
 }  // namespace
 
+std::span<const condition_kind> all_conditions() { return kConditions; }
+
 std::string_view condition_name(condition_kind k) {
   switch (k) {
     case condition_kind::image_present: return "image_present";

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@ enum class condition_kind {
   text_present,   // find_text's matches are not empty.
 };
 
+// Every condition, in the order the schema and messages list them.
+std::span<const condition_kind> all_conditions();
 // The condition's name as the `if` object spells it ("image_present").
 std::string_view condition_name(condition_kind k);
 // The tool whose call decides it ("screenshot_find").
