@@ -297,4 +297,22 @@ bool arg_present(simdjson::dom::object args, std::string_view name) {
   return args.at_key(name).get(e) == simdjson::SUCCESS && !e.is_null();
 }
 
+result<std::vector<typed_char>> text_keystrokes(simdjson::dom::object args, std::string_view tool,
+                                                size_t* characters) {
+  auto text = arg_string(args, "text");
+  if (!text) return text.take_error();
+  // Counted before the keystrokes are made: they take 8 bytes a character,
+  // which for a text as long as a request line may be is half a gigabyte.
+  size_t count = count_code_points(*text);
+  if (count > kMaxTypeCharacters) {
+    return make_error(errc::invalid_argument,
+                      str_cat("Invalid argument \"text\": ", tool, " takes at most ",
+                              std::to_string(kMaxTypeCharacters), " characters per call, got ",
+                              std::to_string(count),
+                              "; split the text over several calls, or write_clipboard it and "
+                              "paste with key ctrl+v"));
+  }
+  return keystrokes_for_text(*text, characters);
+}
+
 }  // namespace cu

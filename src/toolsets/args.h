@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "input/keys.h"
 #include "util/result.h"
 
 namespace cu {
@@ -77,5 +78,11 @@ error invalid_argument(std::string_view name, std::string_view expected,
 // escaped as JSON and cut to 64 bytes: the message stays one short line.
 error unknown_argument(std::string_view name, std::string_view tool,
                        std::span<const std::string> takes, std::string_view note = {});
+
+// The keys that type the argument "text" (type, and the a11y toolset's
+// type_text, named by tool in the message), which stand for *characters
+// characters; refused beyond kMaxTypeCharacters.
+result<std::vector<typed_char>> text_keystrokes(simdjson::dom::object args, std::string_view tool,
+                                                size_t* characters);
 
 }  // namespace cu

@@ -14,7 +14,6 @@
 #include "input/keys.h"
 #include "toolsets/args.h"
 #include "toolsets/a11y/room.h"
-#include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 
@@ -405,7 +404,7 @@ void handle_type_text(tool_call& call) {
   auto app = app_argument(call);
   if (!app) return call.fail(app.err().message);
   size_t characters = 0;
-  auto keys = text_keystrokes(call, &characters);
+  auto keys = text_keystrokes(call.args, call.tool_name(), &characters);
   if (!keys) return call.fail(keys.err().message);
   std::string_view text = arg_string(call.args, "text").value();
   auto out = std::make_shared<a11y_outcome>();

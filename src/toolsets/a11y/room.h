@@ -1,5 +1,6 @@
-// Owns: The `a11y` toolset: applications through their accessibility tree (AT-SPI): the room's table (tools.json beside this file, embedded
-// by the build) bound to its handlers, and the handlers' declarations.
+// Owns: the `a11y` room (applications through their accessibility tree,
+// AT-SPI): its table (tools.json beside this file, embedded by the build)
+// bound to its handlers, and the handlers' declarations.
 // Thread affinity: the loop thread; handlers hand work to their executor.
 #pragma once
 

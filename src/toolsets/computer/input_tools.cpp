@@ -158,26 +158,9 @@ void handle_left_mouse_up(tool_call& call) {
   call.input([p = *p](input_context& ctx, job_control&) { return gesture::left_up(ctx, p); });
 }
 
-result<std::vector<typed_char>> text_keystrokes(tool_call& call, size_t* characters) {
-  auto text = arg_string(call.args, "text");
-  if (!text) return text.take_error();
-  // Counted before the keystrokes are made: they take 8 bytes a character,
-  // which for a text as long as a request line may be is half a gigabyte.
-  size_t count = count_code_points(*text);
-  if (count > kMaxTypeCharacters) {
-    return make_error(errc::invalid_argument,
-                      str_cat("Invalid argument \"text\": ", std::string(call.tool_name()),
-                              " takes at most ", std::to_string(kMaxTypeCharacters),
-                              " characters per call, got ", std::to_string(count),
-                              "; split the text over several calls, or write_clipboard it and "
-                              "paste with key ctrl+v"));
-  }
-  return keystrokes_for_text(*text, characters);
-}
-
 void handle_type(tool_call& call) {
   size_t characters = 0;
-  auto keys = text_keystrokes(call, &characters);
+  auto keys = text_keystrokes(call.args, call.tool_name(), &characters);
   if (!keys) return call.fail(keys.err().message);
   call.input([keys = std::move(*keys), characters](input_context& ctx, job_control&) {
     return gesture::type(ctx, keys, characters);

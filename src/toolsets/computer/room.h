@@ -1,14 +1,10 @@
-// Owns: The default toolset `computer`: the contract's 24 tools: the room's table (tools.json beside this file, embedded
-// by the build) bound to its handlers, and the handlers' declarations.
+// Owns: the `computer` room, the default toolset (the contract's 24 tools):
+// its table (tools.json beside this file, embedded by the build) bound to
+// its handlers, and the handlers' declarations.
 // Thread affinity: the loop thread; handlers hand work to their executor.
 #pragma once
 
-#include <cstddef>
-#include <vector>
-
-#include "input/keys.h"
 #include "toolsets/registry.h"
-#include "util/result.h"
 
 namespace cu {
 
@@ -42,9 +38,5 @@ void handle_computer_batch(tool_call& call);
 void handle_wait(tool_call& call);
 void handle_cursor_position(tool_call& call);
 
-// The keys that type the argument "text" (type, and the a11y toolset's
-// type_text), which stand for *characters characters; refused beyond
-// kMaxTypeCharacters.
-result<std::vector<typed_char>> text_keystrokes(tool_call& call, size_t* characters);
 
 }  // namespace cu

@@ -1,5 +1,6 @@
-// Owns: The `vision` toolset: finding images and text on the screen, and waiting on it: the room's table (tools.json beside this file, embedded
-// by the build) bound to its handlers, and the handlers' declarations.
+// Owns: the `vision` room (finding images and text on the screen, waiting
+// on it): its table (tools.json beside this file, embedded by the build)
+// bound to its handlers, and the handlers' declarations.
 // Thread affinity: the loop thread; handlers hand work to their executor.
 #pragma once
 

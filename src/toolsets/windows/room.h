@@ -1,5 +1,6 @@
-// Owns: The `windows` toolset: windows and monitors: the room's table (tools.json beside this file, embedded
-// by the build) bound to its handlers, and the handlers' declarations.
+// Owns: the `windows` room (windows and monitors): its table (tools.json
+// beside this file, embedded by the build) bound to its handlers, and the
+// handlers' declarations.
 // Thread affinity: the loop thread; handlers hand work to their executor.
 #pragma once
 
