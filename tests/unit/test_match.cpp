@@ -189,6 +189,37 @@ TEST_CASE("luma is OpenCV's RGB2GRAY in 14-bit fixed point, in every layout") {
   CHECK(cu::to_gray(bgrx.data(), 6, 1, bgrx.size(), cu::kLayoutBgrx).pixels == g.pixels);
 }
 
+TEST_CASE("luma is the same formula on rows long enough for the vector paths, in each layout") {
+  // 1000 pixels a row (the fixed layouts' loops run whole vectors, then a
+  // tail), rows 4 bytes longer than the pixels, and a layout with neither
+  // fixed path (RGBX).
+  const int w = 1000, h = 3;
+  std::vector<uint8_t> rgb(size_t(w) * h * 3);
+  uint32_t state = 12345;
+  for (uint8_t& v : rgb) {
+    state = state * 1664525u + 1013904223u;
+    v = uint8_t(state >> 24);
+  }
+  std::vector<uint8_t> want(size_t(w) * h);
+  for (size_t i = 0; i < want.size(); ++i) {
+    want[i] = uint8_t((4899u * rgb[3 * i] + 9617u * rgb[3 * i + 1] + 1868u * rgb[3 * i + 2] + 8192u) >> 14);
+  }
+  const size_t stride4 = size_t(w) * 4 + 4;
+  std::vector<uint8_t> bgrx(stride4 * h, 0xA5), rgbx(stride4 * h, 0x5A);
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const uint8_t* p = &rgb[(size_t(y) * w + x) * 3];
+      uint8_t* b = &bgrx[size_t(y) * stride4 + size_t(x) * 4];
+      uint8_t* r = &rgbx[size_t(y) * stride4 + size_t(x) * 4];
+      b[0] = p[2], b[1] = p[1], b[2] = p[0];
+      r[0] = p[0], r[1] = p[1], r[2] = p[2];
+    }
+  }
+  CHECK(cu::to_gray(rgb.data(), w, h, size_t(w) * 3, cu::kLayoutRgb).pixels == want);
+  CHECK(cu::to_gray(bgrx.data(), w, h, stride4, cu::kLayoutBgrx).pixels == want);
+  CHECK(cu::to_gray(rgbx.data(), w, h, stride4, cu::color_layout{4, 0, 1, 2}).pixels == want);
+}
+
 TEST_CASE("the score is zero-mean NCC: 1 for the template itself under any contrast") {
   const gray_image t = texture(40, 30, 7);
   gray_image brighter = t;
