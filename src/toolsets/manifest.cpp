@@ -146,9 +146,13 @@ std::string schema_doc() {
         for (std::string_view t : x.tools) names += str_cat(names.empty() ? "" : " and ", t);
         out += "\n## " + names + " with `" + std::string(set.name) + "`\n\n" + std::string(x.doc) + "\n";
       }
-      if (!x.input.empty()) out += "\nAdded to the input schema:\n\n```json\n" + pretty(x.input) + "```\n";
+      const std::string at = x.where.empty() ? "" : " at `" + x.where + "`";
+      if (!x.input.empty()) {
+        out += "\nAdded to the input schema" + at + ":\n\n```json\n" + pretty(x.input) + "```\n";
+      }
       if (!x.output.empty()) {
-        out += "\nAdded to structuredContent:\n\n```json\n" + pretty(x.output) + "```\n";
+        out += "\nAdded to structuredContent" + at + ":\n\n```json\n" + pretty(x.output) +
+               "```\n";
       }
     }
   }

@@ -127,6 +127,8 @@ struct toolset_extension {
   std::vector<std::string_view> tools;  // The tools it extends.
   std::string input;   // {"properties":{...}} added to the input schema, or empty.
   std::string output;  // The same for the output schema, or empty.
+  std::string where;   // The object extended, as a path of keys from the schema's
+                       // root ("properties.actions.items"); empty: the root.
 };
 std::vector<toolset_extension> extensions_of(toolset t);
 

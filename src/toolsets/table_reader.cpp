@@ -357,7 +357,8 @@ std::vector<toolset_extension> toolset_tables::extensions_of(toolset by) const {
       schema_writer(r, w, mask_of(by), "", x.output).value(x.required);
     }
     w.end_object();
-    toolset_extension e{x.doc, x.tools, {}, {}};
+    toolset_extension e{x.doc, x.tools, {}, {}, {}};
+    for (std::string_view step : x.at) e.where += str_cat(e.where.empty() ? "" : ".", step);
     (x.output ? e.output : e.input) = std::move(text);
     out.push_back(std::move(e));
   }
