@@ -92,6 +92,19 @@ void watch_window(desktop_context& d, xcb_window_t w) {
   xcb_flush(d.conn);
 }
 
+// A window's first fields as list_windows and window_at answer them: id,
+// title, class, instance, pid, and its area in device and image pixels.
+void write_window_identity(json_writer& j, const window_details& w, const coord_session& s) {
+  j.key("id").string(window_id_text(w.info.id));
+  j.key("title").string(w.info.title).key("class").string(w.info.cls);
+  j.key("instance").string(w.info.instance).key("pid");
+  if (w.info.pid != 0) j.number(int64_t(w.info.pid)); else j.null();
+  j.key("device");
+  write_rect(j, w.device);
+  j.key("image");
+  write_rect(j, device_rect_to_image(s, w.device));
+}
+
 class list_windows final : public desktop_op {
  public:
   list_windows(std::string app, std::string title, int max_windows,
@@ -145,14 +158,8 @@ class list_windows final : public desktop_op {
     for (const window_details& w : windows) {
       std::string e;
       json_writer j(e);
-      j.begin_object().key("id").string(window_id_text(w.info.id));
-      j.key("title").string(w.info.title).key("class").string(w.info.cls);
-      j.key("instance").string(w.info.instance).key("pid");
-      if (w.info.pid != 0) j.number(int64_t(w.info.pid)); else j.null();
-      j.key("device");
-      write_rect(j, w.device);
-      j.key("image");
-      write_rect(j, device_rect_to_image(s, w.device));
+      j.begin_object();
+      write_window_identity(j, w, s);
       j.key("frame_extents").begin_object().key("left").number(int64_t(w.frame.left));
       j.key("right").number(int64_t(w.frame.right)).key("top").number(int64_t(w.frame.top));
       j.key("bottom").number(int64_t(w.frame.bottom)).end_object();
@@ -712,14 +719,8 @@ class window_at final : public desktop_op {
     if (hit == nullptr) {
       j.null();
     } else {
-      j.begin_object().key("id").string(window_id_text(hit->info.id));
-      j.key("title").string(hit->info.title).key("class").string(hit->info.cls);
-      j.key("instance").string(hit->info.instance).key("pid");
-      if (hit->info.pid != 0) j.number(int64_t(hit->info.pid)); else j.null();
-      j.key("device");
-      write_rect(j, hit->device);
-      j.key("image");
-      write_rect(j, device_rect_to_image(s, hit->device));
+      j.begin_object();
+      write_window_identity(j, *hit, s);
       j.end_object();
     }
     j.end_object();
