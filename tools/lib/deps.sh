@@ -3,7 +3,8 @@
 # tools/run's stdout is the MCP protocol stream.
 
 # Packages per purpose. isa-l is optional for the build but is what makes
-# captures fast, so it is installed with the rest.
+# captures fast, so it is installed with the rest. The build runs python3
+# (src/toolsets/embed.py embeds the tool tables), which meson depends on.
 CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev zlib1g-dev
   libisal-dev libjpeg62-turbo-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev
   libxcb-randr0-dev libxcb-damage0-dev libxcb-composite0-dev
