@@ -81,6 +81,17 @@ result<std::optional<app_window>> app_windows::find(int pid,
   return std::optional<app_window>(app_window{best->info.id, best->info.title, best->device});
 }
 
+result<std::vector<window_details>> app_windows::shown_clients() {
+  if (auto e = connect(); !e) return e.take_error();
+  std::vector<window_info> shown;
+  for (window_info& w : list_client_windows(conn_.get(), *atoms_, root_)) {
+    if (w.viewable) shown.push_back(std::move(w));
+  }
+  std::vector<window_details> d = describe_windows(conn_.get(), *atoms_, root_, shown);
+  std::erase_if(d, [](const window_details& w) { return w.state.minimized; });
+  return d;
+}
+
 bool app_windows::root_names_a11y_bus() {
   if (!connect()) return false;
   xcb_connection_t* c = conn_.get();

@@ -16,6 +16,7 @@
 #include "util/result.h"
 #include "x11/atoms.h"
 #include "x11/connection.h"
+#include "x11/window_control.h"
 
 namespace cu {
 
@@ -46,6 +47,10 @@ class app_windows {
   // that at-spi-bus-launcher publishes on its display (libatspi reads it
   // before it asks the session bus).
   bool root_names_a11y_bus();
+
+  // The client windows shown (viewable and not minimized), bottom to top,
+  // with their areas: which one the screen shows at a point.
+  result<std::vector<window_details>> shown_clients();
 
   // Gives w the keyboard focus: through the window manager when one runs
   // (_NET_ACTIVE_WINDOW), else directly. Waits up to wait_ms for X to say

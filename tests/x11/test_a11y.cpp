@@ -708,3 +708,67 @@ TEST_CASE("bad a11y arguments: an unknown app names the apps there are, a bad in
   CHECK(d.app.sync().empty());
   check_nothing_held(d.obs);
 }
+
+// find_text with the a11y toolset on: the applications' own labels first.
+namespace {
+
+const std::map<std::string, std::string> kA11yAndVision = {{"CU_TOOLSETS", "a11y,vision"}};
+
+struct text_desk {
+  bool bus = session_bus_set();
+  xvfb x{1280, 800};
+  x_observer obs{x.display()};
+  gtk_app app{x.display()};
+  server_process s{x.display(), kA11yAndVision};
+  listed_app listed = wait_listed(s, app.pid(), kTitle);
+};
+
+}  // namespace
+
+TEST_CASE("find_text answers from the accessibility tree: the button's box is where X says, and its center clicks it") {
+  text_desk d;
+  ok_call(d.s, "screenshot");
+  CHECK(d.app.sync().empty());
+  const area apply = d.app.geometry().at("Apply");
+  json_ptr sc = ok_json(d.s, "find_text", R"({"text":"apply","exact":true})");
+  INFO(sc->text);
+  CHECK(str(sc->root, "backend") == "a11y");
+  simdjson::dom::element first = sc->root["matches"].at(0);
+  // The whole word first: "Apply" before "Remove Apply".
+  CHECK(str(first, "text") == "Apply");
+  CHECK(str(first, "role") == "push button");
+  CHECK(json_area(first["device"]) == apply);
+  simdjson::dom::array center;
+  REQUIRE(first["center"].get(center) == simdjson::SUCCESS);
+  ok_call(d.s, "left_click",
+          "{\"coordinate\":[" + std::to_string(int64_t(center.at(0))) + "," +
+              std::to_string(int64_t(center.at(1))) + "]}");
+  CHECK(d.app.expect("clicked Apply").empty());
+  check_nothing_held(d.obs);
+}
+
+TEST_CASE("find_text: a label another window covers is not answered from the tree, and OCR reads the rest") {
+  text_desk d;
+  CHECK(d.app.sync().empty());
+  const area apply = d.app.geometry().at("Apply");
+  // An application window of another program over the button.
+  x_client other(d.x.display());
+  other.create_app_window(apply.x - 10, apply.y - 10, apply.w + 20, apply.h + 20, {40, 40, 40});
+  other.sync();
+  ok_call(d.s, "screenshot");
+  json_ptr sc = ok_json(d.s, "find_text", R"({"text":"Apply","exact":true})");
+  INFO(sc->text);
+  simdjson::dom::array matches;
+  REQUIRE(sc->root["matches"].get(matches) == simdjson::SUCCESS);
+  for (simdjson::dom::element m : matches) {
+    const area box = json_area(m["device"]);
+    const int cx = box.x + box.w / 2, cy = box.y + box.h / 2;
+    CHECK_FALSE((cx >= apply.x && cx < apply.x + apply.w && cy >= apply.y && cy < apply.y + apply.h));
+  }
+  // "Remove Apply" is still shown, and found.
+  CHECK(matches.size() >= 1);
+
+  // No label says this: the pixels are read.
+  json_ptr none = ok_json(d.s, "find_text", R"({"text":"zqxv nothing"})");
+  CHECK(str(none->root, "backend") == "ocr");
+}
