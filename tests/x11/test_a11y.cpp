@@ -772,3 +772,23 @@ TEST_CASE("find_text: a label another window covers is not answered from the tre
   json_ptr none = ok_json(d.s, "find_text", R"({"text":"zqxv nothing"})");
   CHECK(str(none->root, "backend") == "ocr");
 }
+
+TEST_CASE("find_text with the application stopped: OCR answers within its bound, and the tree again once it runs") {
+  text_desk d;
+  ok_call(d.s, "screenshot");
+  d.app.program().signal(SIGSTOP);
+  const int64_t start = now_ms();
+  json_ptr r = ok_call(d.s, "find_text", R"({"text":"Remove Apply"})");
+  const int64_t took = now_ms() - start;
+  d.app.program().signal(SIGCONT);
+  json_ptr sc = structured(*r);
+  INFO(sc->text);
+  CHECK(str(sc->root, "backend") == "ocr");
+  // The tree's search gives up after one call's 300 ms, within its 1.5 s;
+  // the OCR of a 1280x800 screen takes well under a second more.
+  CHECK(took < 4000);
+  wait_until([&] {
+    json_ptr again = d.s.call_tool("find_text", R"({"text":"Remove Apply"})");
+    return !is_error(*again) && str(structured(*again)->root, "backend") == "a11y";
+  }, "find_text to answer from the tree after SIGCONT");
+}
