@@ -1,12 +1,16 @@
 #include "a11y/a11y.h"
 
+#include <atspi/atspi.h>
 #include <glib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "a11y/app_ops.h"
 #include "a11y/app_window.h"
 #include "util/log.h"
+#include "util/str_cat.h"
 
 namespace cu {
 
@@ -20,6 +24,181 @@ class function_op : public a11y_op {
 
  private:
   std::function<std::optional<tool_result>(const a11y_control&)> f_;
+};
+
+// The a11y thread's link to the accessibility bus, and its recovery when
+// the bus goes away.
+//
+// libatspi keeps one connection for the process and never notices that it
+// broke: once the bus daemon is gone, its calls fail without setting an
+// error (_atspi_dbus_get_property drops it), so the desktop reads as having
+// no children and list_apps would answer an empty list as a success. The
+// link therefore asks libdbus itself whether the connection is up before
+// and after every job.
+//
+// Coming back needs atspi_exit() and atspi_init(), and libatspi 2.46 then
+// still remembers every application it met by its bus name, disposed (no
+// connection): the registry's name first, so the new desktop would have no
+// children, and on the new bus the unique names start again at ":1.0",
+// so a new application whose name an old one had would read as gone. The
+// link gives such an application object back a connection and an empty
+// object table (the fields its own constructor sets; AtspiApplication's
+// structure is public) before the first job on the new bus, and checks the
+// desktop's children again before every job on it.
+constexpr const char* kBusGone =
+    "the accessibility bus went away (at-spi-bus-launcher or its bus ended); the toolset "
+    "connects again by itself once a bus is back, so call again then (applications "
+    "register again only when they are restarted, or their toolkit reconnects)";
+
+class bus_link {
+ public:
+  ~bus_link() { forget(); }
+
+  bool up() const { return conn_ != nullptr; }
+  bool reconnected() const { return reconnected_; }
+  int fd() const { return fd_; }
+
+  // Connects (again, when a bus was lost). Errors say what is missing.
+  status connect(GMainContext* context, bool x_bus_property) {
+    if (lost_ && !launcher_present(x_bus_property)) {
+      return make_error(errc::a11y_unavailable,
+                        str_cat(kBusGone, "; no launcher owns org.a11y.Bus on the session bus yet"));
+    }
+    if (lost_) {
+      // atspi_set_main_context does nothing when given the context it has:
+      // point it elsewhere first, so that the new connection is moved.
+      atspi_set_main_context(g_main_context_default());
+    }
+    auto c = a11y_connect(context, x_bus_property);
+    if (!c) {
+      if (lost_) atspi_exit();  // Lets the next job try atspi_init again.
+      return c.take_error();
+    }
+    DBusConnection* bus = atspi_get_a11y_bus();
+    if (bus == nullptr || !dbus_connection_get_is_connected(bus)) {
+      atspi_exit();
+      return make_error(errc::a11y_unavailable, "cannot connect to the accessibility bus");
+    }
+    conn_ = dbus_connection_ref(bus);
+    if (!dbus_connection_get_socket(conn_, &fd_)) fd_ = -1;
+    if (lost_) {
+      for (AtspiApplication* app : stale_) revive(app, conn_);
+      reconnected_ = true;
+      lost_ = false;
+    }
+    return {};
+  }
+
+  // Whether the connection is still up; reads what the socket has (a
+  // hang-up included) without blocking.
+  bool alive() {
+    if (conn_ == nullptr) return false;
+    dbus_connection_read_write(conn_, 0);
+    return dbus_connection_get_is_connected(conn_);
+  }
+
+  // After the bus went away: libatspi's state is ended, and the objects
+  // it will find again by name are kept, to be revived on the next bus.
+  void lose() {
+    if (conn_ == nullptr) return;
+    if (atspi_is_initialized()) {
+      gobj_ptr desktop(atspi_get_desktop(0));
+      if (desktop) {
+        keep(ATSPI_OBJECT(desktop.get())->app);
+        GPtrArray* children = desktop->children;
+        for (guint i = 0; children != nullptr && i < children->len; ++i) {
+          auto* child = static_cast<AtspiAccessible*>(g_ptr_array_index(children, i));
+          if (child != nullptr) keep(ATSPI_OBJECT(child)->app);
+        }
+      }
+      atspi_exit();
+    }
+    dbus_connection_unref(conn_);
+    conn_ = nullptr;
+    fd_ = -1;
+    lost_ = true;
+  }
+
+  // On a bus found again: the desktop's applications that libatspi took
+  // from its old table get a connection back. Only registry calls.
+  void revive_children() {
+    if (!reconnected_ || conn_ == nullptr) return;
+    gobj_ptr desktop(atspi_get_desktop(0));
+    if (!desktop) return;
+    atspi_accessible_clear_cache(desktop.get());
+    GError* err = nullptr;
+    int n = atspi_accessible_get_child_count(desktop.get(), &err);
+    if (err != nullptr) {
+      g_error_free(err);
+      return;
+    }
+    for (int i = 0; i < n && i < 4096; ++i) {
+      gobj_ptr child(atspi_accessible_get_child_at_index(desktop.get(), i, &err));
+      if (err != nullptr) {
+        g_error_free(err);
+        err = nullptr;
+        continue;
+      }
+      if (child) revive(ATSPI_OBJECT(child.get())->app, conn_);
+    }
+  }
+
+ private:
+  struct unref {
+    void operator()(void* p) const { g_object_unref(p); }
+  };
+  using gobj_ptr = std::unique_ptr<AtspiAccessible, unref>;
+
+  void keep(AtspiApplication* app) {
+    if (app == nullptr) return;
+    if (std::find(stale_.begin(), stale_.end(), app) != stale_.end()) return;
+    stale_.push_back(static_cast<AtspiApplication*>(g_object_ref(app)));
+  }
+
+  // What _atspi_application_new and libatspi's get_application set up,
+  // given back to an application object disposed with the old connection.
+  static void revive(AtspiApplication* app, DBusConnection* bus) {
+    if (app == nullptr || app->bus != nullptr) return;
+    app->bus = dbus_connection_ref(bus);
+    if (app->hash == nullptr) {
+      app->hash = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
+    }
+    app->cache = ATSPI_CACHE_UNDEFINED;
+    gettimeofday(&app->time_added, nullptr);
+  }
+
+  // Whether something can give the bus's address without side effects: a
+  // fixed address, the X root's property, or a launcher owning org.a11y.Bus
+  // (asking GetAddress of an unowned name would start one by activation).
+  static bool launcher_present(bool x_bus_property) {
+    if (getenv("AT_SPI_BUS_ADDRESS") != nullptr || x_bus_property) return true;
+    DBusError e;
+    dbus_error_init(&e);
+    DBusConnection* session = dbus_bus_get_private(DBUS_BUS_SESSION, &e);
+    if (session == nullptr) {
+      dbus_error_free(&e);
+      return false;
+    }
+    dbus_connection_set_exit_on_disconnect(session, FALSE);
+    bool owned = dbus_bus_name_has_owner(session, "org.a11y.Bus", &e);
+    dbus_error_free(&e);
+    dbus_connection_close(session);
+    dbus_connection_unref(session);
+    return owned;
+  }
+
+  void forget() {
+    for (AtspiApplication* app : stale_) g_object_unref(app);
+    stale_.clear();
+    if (conn_ != nullptr) dbus_connection_unref(conn_);
+    conn_ = nullptr;
+  }
+
+  DBusConnection* conn_ = nullptr;
+  int fd_ = -1;
+  bool lost_ = false;         // The last connection broke.
+  bool reconnected_ = false;  // This process is on a bus found again.
+  std::vector<AtspiApplication*> stale_;  // Referenced; revived on the next bus.
 };
 
 }  // namespace
@@ -40,6 +219,7 @@ a11y::~a11y() {
 }
 
 void a11y::post(a11y_job job) {
+  job.posted = a11y_clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
@@ -55,13 +235,27 @@ void a11y::cancel(uint64_t seq) {
   g_main_context_wakeup(context_);
 }
 
+void a11y::end_soon() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ending_) return;
+    ending_ = true;
+    ending_flag_ = true;
+    watchdog_ = std::thread(&a11y::watchdog_main, this);
+  }
+  g_main_context_wakeup(context_);
+}
+
 void a11y::stop() {
+  end_soon();
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
+  running_done_.notify_all();
   g_main_context_wakeup(context_);
   if (thread_.joinable()) thread_.join();
+  if (watchdog_.joinable()) watchdog_.join();
 }
 
 bool a11y::is_cancelled(uint64_t seq) {
@@ -69,25 +263,47 @@ bool a11y::is_cancelled(uint64_t seq) {
   return std::find(cancels_.begin(), cancels_.end(), seq) != cancels_.end();
 }
 
+void a11y::watchdog_main() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto until = a11y_clock::now() + std::chrono::milliseconds(kEndWaitMs);
+  running_done_.wait_until(lock, until, [this] { return !running_ || stopping_; });
+  if (!running_ || bus_fd_ < 0) return;
+  // libdbus blocks in poll() on the connection's socket for the call's
+  // whole timeout; shutting the socket down (not closing it: the a11y
+  // thread still owns the descriptor) wakes that poll with a hang-up, and
+  // the call returns "disconnected" at once. The connection is not used
+  // again: the server is stopping.
+  log(log_level::info,
+      "a11y: a bus call was still running %d ms after the server began to stop; "
+      "cutting the bus connection",
+      kEndWaitMs);
+  shutdown(bus_fd_, SHUT_RDWR);
+}
+
 void a11y::thread_main() {
   // libatspi sets its connection up on the thread-default context when it
   // connects (atspi_init uses the global default; atspi_set_main_context
   // moves it here), and its blocking calls dispatch on that connection.
   g_main_context_push_thread_default(context_);
-  bool connected = false;
   // Made and destroyed on this thread: they hold libatspi objects and an
   // X connection of this thread's.
   app_windows windows(display_);
   std::shared_ptr<a11y_memory> memory = make_a11y_memory();
+  auto link = std::make_unique<bus_link>();
   for (;;) {
     std::optional<a11y_job> job;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // A cancelled job still queued is answered with nothing, and never runs.
+      // A cancelled job still queued is answered with nothing, and never
+      // runs; once the server is stopping, no queued job runs.
       for (auto it = queue_.begin(); it != queue_.end();) {
         if (std::find(cancels_.begin(), cancels_.end(), it->seq) != cancels_.end()) {
           done_.push(job_done(*it, std::nullopt));
           std::erase(cancels_, it->seq);
+          it = queue_.erase(it);
+        } else if (ending_) {
+          done_.push(job_done(*it, tool_result::failure(
+                                       "the server is stopping: this a11y call was not run")));
           it = queue_.erase(it);
         } else {
           ++it;
@@ -98,6 +314,7 @@ void a11y::thread_main() {
       if (!queue_.empty()) {
         job = std::move(queue_.front());
         queue_.pop_front();
+        running_ = true;
       } else if (stopping_) {
         break;
       }
@@ -108,30 +325,75 @@ void a11y::thread_main() {
       continue;
     }
     std::optional<tool_result> r;
-    if (!connected) {
-      auto c = a11y_connect(context_, windows.root_names_a11y_bus());
-      if (c) {
-        connected = true;
-      } else {
-        r = tool_result::failure(c.err());
-      }
+    const auto deadline = job->posted + job->op->budget;
+    const auto now = a11y_clock::now();
+    if (now >= deadline) {
+      // Its whole budget went in the queue, behind calls to applications
+      // that did not answer quickly.
+      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - job->posted);
+      r = tool_result::failure(make_error(
+          errc::timed_out,
+          str_cat("timed out in the queue: this a11y call waited ", std::to_string(waited.count()),
+                  " ms behind earlier ones (its budget is ",
+                  std::to_string(job->op->budget.count()), " ms, queueing included); call it "
+                  "again, and avoid applications that do not answer")));
     }
-    if (connected && !r) {
+    if (!r) {
+      if (auto refused = refuse_hung(*memory, job->op->app)) r = tool_result::failure(*refused);
+    }
+    auto publish_fd = [&] {
+      std::lock_guard<std::mutex> lock(mu_);
+      bus_fd_ = link->fd();
+    };
+    auto drop_bus = [&] {
+      // Its objects mean nothing now; the watchdog must not touch a socket
+      // that is about to be closed.
+      memory = make_a11y_memory();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        bus_fd_ = -1;
+      }
+      link->lose();
+    };
+    if (!r && link->up() && !link->alive()) {
+      log(log_level::warn, "a11y: the accessibility bus went away; connecting again");
+      drop_bus();
+    }
+    if (!r && !link->up()) {
+      auto c = link->connect(context_, windows.root_names_a11y_bus());
+      if (!c) r = tool_result::failure(c.err());
+      publish_fd();
+    }
+    if (!r) {
+      link->revive_children();
       a11y_control control;
-      control.deadline = a11y_clock::now() + job->op->budget;
+      control.deadline = deadline;
       control.call_timeout_ms = job->op->call_timeout_ms;
       uint64_t seq = job->seq;
-      control.cancelled = [this, seq] { return is_cancelled(seq); };
+      control.cancelled = [this, seq] { return ending_flag_.load() || is_cancelled(seq); };
       control.windows = &windows;
       control.memory = memory.get();
       r = job->op->run(control);
+      // Calls on a connection that broke during the job fail without an
+      // error (see bus_link): what the job found cannot be trusted.
+      if (!ending_flag_.load() && !link->alive()) {
+        drop_bus();
+        if (r) r = tool_result::failure(make_error(errc::a11y_unavailable, kBusGone));
+      }
     }
-    if (is_cancelled(job->seq)) r.reset();
+    if (is_cancelled(job->seq)) {
+      r.reset();
+    } else if (ending_flag_.load() && !r) {
+      r = tool_result::failure("the server is stopping: this a11y call was cut short");
+    }
     done_.push(job_done(*job, std::move(r)));
     std::lock_guard<std::mutex> lock(mu_);
     std::erase(cancels_, job->seq);
+    running_ = false;
+    running_done_.notify_all();
   }
   memory.reset();
+  link.reset();
   g_main_context_pop_thread_default(context_);
 }
 

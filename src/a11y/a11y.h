@@ -10,12 +10,23 @@
 //
 // It connects to the bus on its first job, not at start-up: a server that
 // never runs an a11y tool never touches D-Bus. A job that finds no bus is
-// answered with an error, and the next job tries again.
-// Thread affinity: post(), cancel() and stop() on the loop thread;
-// everything else on the a11y thread.
+// answered with an error, and the next job tries again. Before each job it
+// checks that the connection is still up: when the bus went away
+// (at-spi-bus-launcher ended or was restarted), the job is answered with an
+// error saying so, the connection and every snapshot are dropped, and a
+// later job connects again to the bus there is then.
+//
+// A job's budget runs from when it was posted, not from when it starts: a
+// job that waited in the queue past its deadline is answered at once with
+// a timeout, so no call waits longer than its tool's documented time
+// however many are queued before it.
+// Thread affinity: post(), cancel(), end_soon() and stop() on the loop
+// thread; everything else on the a11y thread.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,6 +45,8 @@ namespace cu {
 
 struct a11y_job : job_header {
   std::unique_ptr<a11y_op> op;
+  // When post() took it: its budget counts from here.
+  std::chrono::steady_clock::time_point posted{};
 };
 
 class a11y {
@@ -51,23 +64,39 @@ class a11y {
   // at its next bus call. Its completion carries nothing.
   void cancel(uint64_t seq);
 
-  // Lets the queued jobs run (their deadlines bound it), then joins.
+  // The server is stopping (stdin's end or a signal): the queued jobs are
+  // answered at once with an error and never run, the running one stops at
+  // its next bus call, and one still blocked in a bus call kEndWaitMs later
+  // has the bus connection shut under it, so its call returns. Idempotent.
+  void end_soon();
+
+  // Ends the queued jobs as end_soon() does, then joins.
   void stop();
+
+  // How long end_soon() lets a running bus call go on.
+  static constexpr int kEndWaitMs = 300;
 
  private:
   void thread_main();
   bool is_cancelled(uint64_t seq);
+  void watchdog_main();
 
   std::string display_;
   completion_queue& done_;
   GMainContext* context_ = nullptr;
 
-  std::mutex mu_;  // Guards queue_, cancels_ and stopping_.
+  std::mutex mu_;  // Guards everything below up to thread_.
+  std::condition_variable running_done_;  // running_ became false, or stop.
   std::deque<a11y_job> queue_;
   std::vector<uint64_t> cancels_;  // Cancelled requests not yet finished.
   bool stopping_ = false;
+  bool ending_ = false;  // end_soon() was called.
+  bool running_ = false;  // A job is in op->run.
+  int bus_fd_ = -1;  // The bus connection's socket while connected.
 
+  std::atomic<bool> ending_flag_{false};  // ending_, read without the lock by jobs.
   std::thread thread_;
+  std::thread watchdog_;  // Started by end_soon().
 };
 
 }  // namespace cu

@@ -26,10 +26,15 @@ class a11y_op {
   // job was cancelled (c.cancelled() said so), and nobody is answered.
   virtual std::optional<tool_result> run(const a11y_control& c) = 0;
 
-  // The whole job's time from its start; its deadline.
+  // The whole job's time from when it was posted (queueing included); its
+  // deadline.
   std::chrono::milliseconds budget{10000};
   // The longest any one bus call may wait.
   int call_timeout_ms = 2000;
+  // The application the job acts on, as the caller named it (empty: none).
+  // One that did not answer a moment ago is refused before any bus call
+  // (app_ops.h, refuse_hung).
+  std::string app;
 };
 
 // A job made of a function (tests, and tools whose work is one call).

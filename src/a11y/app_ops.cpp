@@ -3,11 +3,14 @@
 #include <atspi/atspi.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 
 #include "a11y/atspi_util.h"
 #include "core/json_writer.h"
+#include "util/ascii.h"
 #include "util/str_cat.h"
 
 namespace cu {
@@ -26,13 +29,44 @@ struct a11y_snapshot {
 // Applications whose latest snapshot is kept.
 constexpr size_t kMaxSnapshots = 16;
 
+// An application that did not answer a job's call in time.
+struct hung_app {
+  std::string named;  // As the job named it.
+  std::string name;   // Its name on the bus, when known.
+  int pid = 0;
+  a11y_clock::time_point when{};
+};
+
 struct a11y_memory {
   uint64_t next_snapshot = 0;
   // By the application's bus name (several applications may share a pid).
   std::map<std::string, a11y_snapshot> snapshots;
+  // Applications that timed out within kHungMemory.
+  std::vector<hung_app> hung;
 };
 
 std::shared_ptr<a11y_memory> make_a11y_memory() { return std::make_shared<a11y_memory>(); }
+
+std::optional<error> refuse_hung(a11y_memory& m, const std::string& app) {
+  if (app.empty()) return std::nullopt;
+  const auto now = a11y_clock::now();
+  std::erase_if(m.hung, [&](const hung_app& h) { return now - h.when >= kHungMemory; });
+  for (const hung_app& h : m.hung) {
+    const bool same = iequals(app, h.named) || (!h.name.empty() && iequals(app, h.name)) ||
+                      (h.pid > 0 && app == std::to_string(h.pid));
+    if (!same) continue;
+    auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - h.when).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(kHungMemory - (now - h.when))
+                    .count();
+    std::string who = h.name.empty() ? str_cat("\"", app, "\"") : h.name;
+    if (h.pid > 0) who += str_cat(" (pid ", std::to_string(h.pid), ")");
+    return make_error(errc::timed_out,
+                      str_cat(who, " did not answer ", std::to_string(ago),
+                              " ms ago (hung or stopped?): refused without asking it again for ",
+                              std::to_string(left), " ms more; list_apps shows whether it answers"));
+  }
+  return std::nullopt;
+}
 
 namespace {
 
@@ -52,6 +86,24 @@ class function_job final : public a11y_op {
 std::optional<tool_result> fail(const error& e) {
   if (e.code == errc::cancelled) return std::nullopt;
   return tool_result::failure(e);
+}
+
+// fail(e) for a job on the application `named` (app: what the bus said of
+// it, when it was found): a timeout is remembered, so that the next jobs
+// naming it are refused at once (refuse_hung) rather than each waiting.
+std::optional<tool_result> fail_app(const a11y_control& c, const std::string& named,
+                                    const a11y_app* app, const error& e) {
+  if (e.code == errc::timed_out && c.memory != nullptr) {
+    hung_app h;
+    h.named = named;
+    if (app != nullptr) {
+      h.name = app->name;
+      h.pid = app->pid;
+    }
+    h.when = a11y_clock::now();
+    c.memory->hung.push_back(std::move(h));
+  }
+  return fail(e);
 }
 
 bool has_state(const a11y_element& e, std::string_view s) {
@@ -107,6 +159,8 @@ struct live_element {
   std::vector<std::string> actions;
   std::vector<std::string> states;
   std::optional<rect> frame;
+  // Its top-level window's frame, as the snapshot saw it.
+  std::optional<rect> window_frame;
 };
 
 // Whether obj is now an element of this role and name (its properties read
@@ -180,6 +234,14 @@ result<live_element> resolve(const app_ref& app, int index, const a11y_control& 
   const a11y_element& want = snap.elements[size_t(index)];
   live_element out;
   out.ref = a11y_element_ref{index, want.role, want.name, ""};
+  if (!want.path.empty()) {
+    for (const a11y_element& w : snap.elements) {
+      if (w.depth == 1 && w.path.size() == 1 && w.path[0] == want.path[0]) {
+        out.window_frame = w.frame;
+        break;
+      }
+    }
+  }
   auto found = is_element(snap.objects[size_t(index)].get(), want, snap.max_text, calls);
   if (!found) return found.take_error();
   if (*found) {
@@ -285,6 +347,74 @@ status do_action(live_element& e, int i, bus_calls& calls) {
   return {};
 }
 
+bool has_state_name(const std::vector<std::string>& states, std::string_view s) {
+  return std::find(states.begin(), states.end(), s) != states.end();
+}
+
+// A decimal number as a person writes it: an optional sign, digits with an
+// optional fraction, an optional exponent. Not NaN, infinity or hex (which
+// strtod takes, and a toolkit then clamps or misreads), nor spaces or
+// anything after the number; nothing when it is not one or overflows.
+std::optional<double> parse_decimal(std::string_view s) {
+  size_t i = 0, digits = 0;
+  auto digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  const size_t start = s[0 < s.size() && s[0] == '+' ? 1 : 0] == '+' ? 1 : 0;
+  while (digit(i)) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (digit(i)) ++i, ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    if (!digit(i)) return std::nullopt;
+    while (digit(i)) ++i;
+  }
+  if (i != s.size()) return std::nullopt;
+  // from_chars takes no leading '+'.
+  std::string_view body = s.substr(start);
+  double d = 0;
+  auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), d);
+  if (ec != std::errc() || end != body.data() + body.size() || !std::isfinite(d)) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+// Why a click on e must not be made, if it must not: it is disabled (a
+// click would do nothing and answer success), or out of view (an action
+// would act on what the user cannot see, the pointer would miss it).
+std::optional<std::string> click_refusal(const live_element& e) {
+  const std::string what = str_cat("element ", std::to_string(e.ref.index), " (", e.ref.role,
+                                   " \"", e.ref.name, "\")");
+  const bool interactive = !e.actions.empty() || has_state_name(e.states, "focusable") ||
+                           has_state_name(e.states, "editable");
+  if (interactive && !has_state_name(e.states, "enabled") &&
+      !has_state_name(e.states, "sensitive")) {
+    return str_cat(what, " is disabled (its application shows it insensitive): nothing was "
+                         "pressed; something else must enable it first");
+  }
+  bool out = !has_state_name(e.states, "showing");
+  if (!out && e.frame) {
+    const rect& f = *e.frame;
+    if (f.x + f.w <= 0 || f.y + f.h <= 0) out = true;
+    if (e.window_frame) {
+      const rect& w = *e.window_frame;
+      if (f.x >= w.x + w.w || f.y >= w.y + w.h || f.x + f.w <= w.x || f.y + f.h <= w.y) {
+        out = true;
+      }
+    }
+  }
+  if (out) {
+    return str_cat(what, " is out of view (not showing, or scrolled outside its window): "
+                         "nothing was pressed; scroll it into view with scroll_app on its "
+                         "list or pane, then call get_app_state again");
+  }
+  return std::nullopt;
+}
+
 // set_value: through EditableText (text fields), else Value (numbers).
 status set_element_value(live_element& e, const std::string& value,
                          a11y_outcome& out, bus_calls& calls) {
@@ -296,16 +426,19 @@ status set_element_value(live_element& e, const std::string& value,
   if (auto x = calls.before(); !x) return x;
   v.reset(atspi_accessible_get_value_iface(e.obj.get()));
   if (v) {
-    char* end = nullptr;
-    double d = strtod(value.c_str(), &end);
-    if (value.empty() || end == value.c_str() || *end != '\0') {
-      if (!(et && editable)) {
-        return make_error(errc::invalid_argument,
-                          str_cat("Invalid argument \"value\": element ",
-                                  std::to_string(e.ref.index), " (", e.ref.role, " \"",
-                                  e.ref.name, "\") takes a number, got \"", value, "\""));
-      }
-    } else {
+    std::optional<double> parsed = parse_decimal(value);
+    // Even where the element also takes text (GTK's spin button), text
+    // that is not a number would be read by the toolkit as it pleases.
+    if (!parsed) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"value\": element ",
+                                std::to_string(e.ref.index), " (", e.ref.role, " \"",
+                                e.ref.name, "\") takes a decimal number such as 42, -1.5 or "
+                                "2e3 (no NaN, infinity, hex or other characters), got \"",
+                                value, "\""));
+    }
+    {
+      const double d = *parsed;
       if (auto x = calls.before(); !x) return x;
       double lo = atspi_value_get_minimum_value(v.get(), &err);
       if (err != nullptr) { g_error_free(err); err = nullptr; lo = -1e300; }
@@ -353,10 +486,83 @@ status set_element_value(live_element& e, const std::string& value,
     out.method = "editable_text";
     return {};
   }
+  if (!et && has_state_name(e.states, "focusable") &&
+      (editable || e.ref.role == "entry" || e.ref.role == "text" ||
+       e.ref.role == "password text")) {
+    // A text field that takes no EditableText (Chromium's entries): it is
+    // focused here, and the loop selects its text and types the value
+    // through the input actor.
+    if (auto x = calls.before(); !x) return x;
+    if (gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(e.obj.get())}) {
+      if (auto x = calls.before(); !x) return x;
+      atspi_component_grab_focus(comp.get(), &err);
+      if (err != nullptr) {
+        if (auto x = calls.failed(err); !x) return x;
+        err = nullptr;
+      }
+    }
+    out.method = "keyboard";
+    out.note = "the element has no editable text interface: it was focused, its text selected "
+               "with ctrl+a and the value typed through the keyboard";
+    return {};
+  }
   return make_error(errc::invalid_argument,
                     str_cat("element ", std::to_string(e.ref.index), " (", e.ref.role, " \"",
                             e.ref.name, "\") is not settable: it has no editable text",
-                            et ? " (it is read-only)" : "", " and no value"));
+                            et ? " (it is read-only)" : "",
+                            " and no value; if it takes typing, click it and use type_text"));
+}
+
+// Gives app's X window the keyboard focus, for keys the input actor then
+// sends; the window's id. Its windows are told apart by what AT-SPI says of
+// its top-level children (title, frame, active).
+result<uint32_t> focus_app_window(const app_ref& app, const a11y_control& c, bus_calls& calls) {
+    std::vector<a11y_window_hint> hints;
+    GError* err = nullptr;
+    if (auto x = calls.before(); !x) return x.take_error();
+    int n = atspi_accessible_get_child_count(app.obj.get(), &err);
+    if (err != nullptr) {
+      if (auto x = calls.failed(err); !x) return x.take_error();
+      n = 0;
+    }
+    for (int i = 0; i < n && i < 64; ++i) {
+      if (auto x = calls.before(); !x) return x.take_error();
+      gobj<AtspiAccessible> w(atspi_accessible_get_child_at_index(app.obj.get(), i, &err));
+      if (err != nullptr || !w) {
+        if (auto x = calls.failed(err); !x) return x.take_error();
+        err = nullptr;
+        continue;
+      }
+      live_element le;
+      le.obj = std::move(w);
+      if (auto x = read_live(le, calls); !x) return x.take_error();
+      if (auto x = calls.before(); !x) return x.take_error();
+      std::string title = take(atspi_accessible_get_name(le.obj.get(), &err));
+      if (err != nullptr) {
+        g_error_free(err);
+        err = nullptr;
+      }
+      auto st = [&](const char* s) {
+        return std::find(le.states.begin(), le.states.end(), s) != le.states.end();
+      };
+      if (!st("showing") && !st("visible")) continue;
+      hints.push_back(a11y_window_hint{title, le.frame, st("active")});
+    }
+    auto win = c.windows->find(app.facts.pid, hints);
+    if (!win) return win.take_error();
+    if (!*win) {
+      return make_error(errc::not_found,
+                        str_cat(app.facts.name, " (pid ", std::to_string(app.facts.pid),
+                                ") has no window on this X display to send keys to"));
+    }
+    auto focused = c.windows->focus((*win)->id);
+    if (!focused) return focused.take_error();
+    if (!*focused) {
+      return make_error(errc::x_failed,
+                        str_cat("could not give ", app.facts.name, "'s window \"", (*win)->title,
+                                "\" the keyboard focus; nothing was typed"));
+    }
+  return (*win)->id;
 }
 
 class element_job final : public a11y_op {
@@ -366,17 +572,18 @@ class element_job final : public a11y_op {
 
   std::optional<tool_result> run(const a11y_control& c) override {
     auto app = find_app(app_, c);
-    if (!app) return fail(app.err());
+    if (!app) return fail_app(c, app_, nullptr, app.err());
     out_->app = app->facts;
     bus_calls calls(c);
     auto e = resolve(*app, req_.index, c, calls);
-    if (!e) return fail(e.err());
+    if (!e) return fail_app(c, app_, &out_->app, e.err());
     out_->element = e->ref;
     switch (req_.what) {
       case element_request::kind::click: {
+        if (auto refused = click_refusal(*e)) return tool_result::failure(*refused);
         int i = req_.click_count == 1 ? click_action(e->actions) : -1;
         if (i >= 0) {
-          if (auto x = do_action(*e, i, calls); !x) return fail(x.take_error());
+          if (auto x = do_action(*e, i, calls); !x) return fail_app(c, app_, &out_->app, x.take_error());
           out_->method = "action";
           out_->action = e->actions[size_t(i)];
           return tool_result::text("");
@@ -393,7 +600,7 @@ class element_job final : public a11y_op {
                       actions_text(e->actions)));
         }
         if (auto x = do_action(*e, int(it - e->actions.begin()), calls); !x) {
-          return fail(x.take_error());
+          return fail_app(c, app_, &out_->app, x.take_error());
         }
         out_->method = "action";
         out_->action = req_.action;
@@ -401,7 +608,12 @@ class element_job final : public a11y_op {
       }
       case element_request::kind::set_value: {
         if (auto x = set_element_value(*e, req_.value, *out_, calls); !x) {
-          return fail(x.take_error());
+          return fail_app(c, app_, &out_->app, x.take_error());
+        }
+        if (out_->method == "keyboard") {
+          auto win = focus_app_window(*app, c, calls);
+          if (!win) return fail_app(c, app_, &out_->app, win.err());
+          out_->window = *win;
         }
         return tool_result::text("");
       }
@@ -469,65 +681,24 @@ class keyboard_job final : public a11y_op {
 
   std::optional<tool_result> run(const a11y_control& c) override {
     auto app = find_app(app_, c);
-    if (!app) return fail(app.err());
+    if (!app) return fail_app(c, app_, nullptr, app.err());
     out_->app = app->facts;
     bus_calls calls(c);
     if (text_) {
       atspi_accessible_clear_cache(app->obj.get());
       auto focused = find_focused(app->obj.get(), 0, calls);
-      if (!focused) return fail(focused.err());
+      if (!focused) return fail_app(c, app_, &out_->app, focused.err());
       if (*focused) {
         auto done = insert_text(focused->get(), calls);
-        if (!done) return fail(done.err());
+        if (!done) return fail_app(c, app_, &out_->app, done.err());
         if (*done) return tool_result::text("");
       }
     }
     // The keys go through the input actor, to app's window.
-    std::vector<a11y_window_hint> hints;
-    GError* err = nullptr;
-    if (auto x = calls.before(); !x) return fail(x.take_error());
-    int n = atspi_accessible_get_child_count(app->obj.get(), &err);
-    if (err != nullptr) {
-      if (auto x = calls.failed(err); !x) return fail(x.take_error());
-      n = 0;
-    }
-    for (int i = 0; i < n && i < 64; ++i) {
-      if (auto x = calls.before(); !x) return fail(x.take_error());
-      gobj<AtspiAccessible> w(atspi_accessible_get_child_at_index(app->obj.get(), i, &err));
-      if (err != nullptr || !w) {
-        if (auto x = calls.failed(err); !x) return fail(x.take_error());
-        err = nullptr;
-        continue;
-      }
-      live_element le;
-      le.obj = std::move(w);
-      if (auto x = read_live(le, calls); !x) return fail(x.take_error());
-      if (auto x = calls.before(); !x) return fail(x.take_error());
-      std::string title = take(atspi_accessible_get_name(le.obj.get(), &err));
-      if (err != nullptr) {
-        g_error_free(err);
-        err = nullptr;
-      }
-      auto st = [&](const char* s) {
-        return std::find(le.states.begin(), le.states.end(), s) != le.states.end();
-      };
-      if (!st("showing") && !st("visible")) continue;
-      hints.push_back(a11y_window_hint{title, le.frame, st("active")});
-    }
-    auto win = c.windows->find(app->facts.pid, hints);
-    if (!win) return fail(win.err());
-    if (!*win) {
-      return tool_result::failure(str_cat(app->facts.name, " (pid ", std::to_string(app->facts.pid),
-                                          ") has no window on this X display to send keys to"));
-    }
-    auto focused = c.windows->focus((*win)->id);
-    if (!focused) return fail(focused.err());
-    if (!*focused) {
-      return tool_result::failure(str_cat("could not give ", app->facts.name, "'s window \"",
-                                          (*win)->title, "\" the keyboard focus; nothing was typed"));
-    }
+    auto win = focus_app_window(*app, c, calls);
+    if (!win) return fail_app(c, app_, &out_->app, win.err());
     out_->method = "keyboard";
-    out_->window = (*win)->id;
+    out_->window = *win;
     return tool_result::text("");
   }
 
@@ -629,14 +800,14 @@ std::unique_ptr<a11y_op> make_list_apps() {
 
 std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
                                             std::shared_ptr<a11y_app_state> out) {
-  return std::make_unique<function_job>(
-      [app = std::move(app), limits, out](const a11y_control& c) -> std::optional<tool_result> {
+  auto job = std::make_unique<function_job>(
+      [app, limits, out](const a11y_control& c) -> std::optional<tool_result> {
         auto found = find_app(app, c);
-        if (!found) return fail(found.err());
+        if (!found) return fail_app(c, app, nullptr, found.err());
         a11y_snapshot snap;
         snap.max_text = limits.max_text;
         auto tree = walk_tree(found->obj.get(), limits, c, &snap.objects);
-        if (!tree) return fail(tree.err());
+        if (!tree) return fail_app(c, app, &found->facts, tree.err());
         out->app = found->facts;
         out->walk = std::move(*tree);
         auto win = c.windows->find(found->facts.pid, window_hints(out->walk));
@@ -664,16 +835,22 @@ std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
         }
         return tool_result::text("");
       });
+  job->app = std::move(app);
+  return job;
 }
 
 std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
                                           std::shared_ptr<a11y_outcome> out) {
-  return std::make_unique<element_job>(std::move(app), std::move(req), std::move(out));
+  auto job = std::make_unique<element_job>(app, std::move(req), std::move(out));
+  job->app = std::move(app);
+  return job;
 }
 
 std::unique_ptr<a11y_op> make_keyboard_job(std::string app, std::optional<std::string> text,
                                            std::shared_ptr<a11y_outcome> out) {
-  return std::make_unique<keyboard_job>(std::move(app), std::move(text), std::move(out));
+  auto job = std::make_unique<keyboard_job>(app, std::move(text), std::move(out));
+  job->app = std::move(app);
+  return job;
 }
 
 }  // namespace cu

@@ -11,6 +11,7 @@
 // before its completion is pushed (the completion queue orders the two).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,15 @@ struct a11y_outcome {
 struct a11y_memory;
 std::shared_ptr<a11y_memory> make_a11y_memory();
 
+// How long an application that did not answer a job in time is refused
+// without being asked again.
+constexpr std::chrono::milliseconds kHungMemory{10000};
+
+// Why a job naming app (as the caller named it: a name, a part of one, or
+// a pid) is refused before any bus call: the application of that name or
+// pid timed out within kHungMemory. Nothing: it may be asked.
+std::optional<error> refuse_hung(a11y_memory& m, const std::string& app);
+
 // list_apps: the answer itself.
 std::unique_ptr<a11y_op> make_list_apps();
 
@@ -79,7 +89,10 @@ struct element_request {
 // An element of app's latest snapshot: acted on (click through its own
 // action, a secondary action, set_value), or, for click without a
 // suitable action and locate, its center left in out->pointer. Fills *out
-// and answers an empty success, or fails.
+// and answers an empty success, or fails. A click on a disabled element,
+// or one out of view, is refused. set_value on a focusable text field
+// without EditableText (Chromium's entries) focuses it and its window and
+// leaves out->method "keyboard": the loop then selects all and types.
 std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
                                           std::shared_ptr<a11y_outcome> out);
 

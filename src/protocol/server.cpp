@@ -104,6 +104,12 @@ void server::stop_a11y() {
 #endif
 }
 
+void server::end_a11y_soon() {
+#if CU_HAVE_A11Y
+  if (a11y_) a11y_->end_soon();
+#endif
+}
+
 int server::start(int in_fd, int out_fd) {
   if (int err = out_.start(out_fd)) return err;
   if (int err = in_.start(in_fd)) return err;
@@ -420,6 +426,10 @@ void server::begin_stop(stop_reason why) {
     stopping_ = true;
     in_.stop();
   }
+  // The a11y thread's queued jobs would each wait for an application that
+  // may not answer: they are answered now, and its running bus call is cut
+  // short (a11y::end_soon), so the server exits within a second.
+  end_a11y_soon();
   if (why == stop_reason::eof) {
     // Nobody can ask for a release any more: end holds now rather than at
     // their deadlines (they still answer, early).

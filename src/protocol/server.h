@@ -94,6 +94,7 @@ class server {
 
   void begin_stop(stop_reason why);
   void stop_a11y();
+  void end_a11y_soon();
   void maybe_finish_stop();
 
   uv_loop_t* loop_;

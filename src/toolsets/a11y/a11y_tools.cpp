@@ -334,13 +334,38 @@ void handle_set_value(tool_call& call) {
     return call.fail(str_cat("Invalid argument \"value\": at most 100000 bytes, got ",
                              std::to_string(value->size())));
   }
+  // C strings carry the value to the application (libatspi, D-Bus): a NUL
+  // would cut it there, and the answer would claim the whole was set.
+  if (value->find('\0') != std::string_view::npos) {
+    return call.fail(str_cat("Invalid argument \"value\": it holds a NUL character (U+0000) at "
+                             "byte ", std::to_string(value->find('\0')),
+                             ", which no text field can take; leave it out"));
+  }
+  // The keys of the keyboard fallback, made now so that a value the
+  // keyboard cannot type is refused before anything is focused.
+  size_t characters = 0;
+  auto keys = keystrokes_for_text(*value, &characters);
+  if (!keys) return call.fail(str_cat("Invalid argument \"value\": ", keys.err().message));
   auto out = std::make_shared<a11y_outcome>();
   element_request req;
   req.what = element_request::kind::set_value;
   req.index = int(*index);
   req.value = std::string(*value);
-  call.then([out](tool_call& next, tool_result r) {
-    next.finish(r.is_error ? std::move(r) : action_result(*out));
+  call.then([out, keys = std::move(*keys), characters](tool_call& next, tool_result r) {
+    if (r.is_error || out->method != "keyboard") {
+      return next.finish(r.is_error ? std::move(r) : action_result(*out));
+    }
+    // No EditableText: the field has the focus; ctrl+a selects what it
+    // holds, and typing replaces it.
+    next.then([out](tool_call& last, tool_result done) {
+      last.finish(done.is_error ? std::move(done) : action_result(*out));
+    });
+    next.input([keys, characters](input_context& ctx, job_control&) {
+      static const std::vector<key_chord> kSelectAll = parse_key_sequence("ctrl+a").value();
+      tool_result selected = gesture::key(ctx, kSelectAll, 1, "selected all");
+      if (selected.is_error) return selected;
+      return gesture::type(ctx, keys, characters);
+    });
   });
   call.a11y(make_element_job(std::move(*app), req, out));
 }
