@@ -494,6 +494,32 @@ struct app_list {
   int unanswered = 0;
 };
 
+// The pid of a bus name, from the accessibility bus's daemon, which answers
+// for an application that does not (libatspi's
+// atspi_accessible_get_process_id sends the question on the application's
+// own peer-to-peer connection, where a stopped application holds it for a
+// whole call timeout). 0 when unknown.
+int bus_pid(const std::string& bus_name, const bus_calls& calls) {
+  DBusConnection* bus = atspi_get_a11y_bus();
+  if (bus == nullptr || bus_name.empty()) return 0;
+  DBusMessage* msg = dbus_message_new_method_call(DBUS_SERVICE_DBUS, DBUS_PATH_DBUS,
+                                                  DBUS_INTERFACE_DBUS, "GetConnectionUnixProcessID");
+  if (msg == nullptr) return 0;
+  const char* name = bus_name.c_str();
+  dbus_message_append_args(msg, DBUS_TYPE_STRING, &name, DBUS_TYPE_INVALID);
+  DBusError err;
+  dbus_error_init(&err);
+  DBusMessage* reply = dbus_connection_send_with_reply_and_block(bus, msg, calls.timeout_ms(), &err);
+  dbus_message_unref(msg);
+  uint32_t pid = 0;
+  if (reply != nullptr) {
+    dbus_message_get_args(reply, nullptr, DBUS_TYPE_UINT32, &pid, DBUS_TYPE_INVALID);
+    dbus_message_unref(reply);
+  }
+  dbus_error_free(&err);
+  return int(pid);
+}
+
 result<app_list> list_app_refs(const a11y_control& c, bool windows) {
   bus_calls calls(c);
   app_list out;
@@ -544,16 +570,12 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
       ref.facts.answered = false;
       with_windows = false;
     }
-    if (auto x = calls.before(); !x) return x.take_error();
-    ref.facts.pid = int(atspi_accessible_get_process_id(app.get(), &err));
-    if (err != nullptr) {
-      g_error_free(err);
-      err = nullptr;
-    }
     // The application object's own D-Bus name, which libatspi keeps in
     // its public structure (there is no getter).
     AtspiApplication* owner = ATSPI_OBJECT(app.get())->app;
     if (owner != nullptr && owner->bus_name != nullptr) ref.facts.bus_name = owner->bus_name;
+    if (auto x = calls.before(); !x) return x.take_error();
+    ref.facts.pid = bus_pid(ref.facts.bus_name, calls);
     if (with_windows && ref.facts.answered) {
       if (auto x = calls.before(); !x) return x.take_error();
       int w = atspi_accessible_get_child_count(app.get(), &err);
