@@ -76,6 +76,9 @@ class bus_calls {
 
   const std::string& last_message() const { return last_message_; }
 
+  // The next call's timeout, as before() set it.
+  int timeout_ms() const { return timeout_ms_; }
+
   // Whether the last call waited its whole timeout: libatspi answers some
   // timeouts with nothing and no error (a new application that does not
   // answer its greeting).

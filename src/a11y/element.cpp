@@ -40,8 +40,8 @@ void append_quoted(std::string& out, std::string_view s) {
   out += '"';
 }
 
-constexpr std::string_view kShownStates[] = {"focused",  "selected", "checked",  "pressed",
-                                             "expanded", "collapsed", "editable"};
+constexpr std::string_view kShownStates[] = {"focused",  "selected",  "checked",  "pressed",
+                                             "expanded", "collapsed", "editable", "offscreen"};
 
 }  // namespace
 
@@ -80,7 +80,9 @@ std::string render_tree(const std::vector<a11y_element>& elements) {
       }
       out += '}';
     }
-    if (e.frame) {
+    // Out of view (scrolled away, outside its window, not showing): its
+    // frame is no place to click, so the text offers none.
+    if (e.frame && !has_state(e, "offscreen")) {
       out += " @";
       out += std::to_string(e.frame->x);
       out += ',';

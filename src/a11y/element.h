@@ -20,7 +20,11 @@ struct a11y_element {
   std::string role;   // AT-SPI's role name: "push button", "frame".
   std::string name;   // Cut to walk_limits::max_text bytes (whole UTF-8).
   std::string value;  // A Value's number or a text field's text, else empty.
-  std::vector<std::string> states;   // AT-SPI state nicks: "focused", "checked".
+  // AT-SPI state nicks ("focused", "checked"), as the walk makes them
+  // true: "editable" only with EditableText, and "offscreen" (the walk's
+  // own) for an element with a frame that is not showing, or lies outside
+  // its window or scrolled out of its container.
+  std::vector<std::string> states;
   std::vector<std::string> actions;  // Action names: "click", "activate".
   // In root window (screen) pixels, when the element has a Component with
   // a non-empty extent on the screen (not GTK's G_MININT for unmapped).
@@ -53,6 +57,7 @@ struct walk_outcome {
   bool truncated_nodes = false;  // max_nodes was reached.
   bool truncated_depth = false;  // Some element was deeper than max_depth.
   int skipped = 0;  // Children that vanished (or failed) during the walk.
+  int bus_calls = 0;  // D-Bus calls the walk made (tools/bench/bench-a11y counts them).
 };
 
 // s cut to at most max bytes at a UTF-8 character boundary, with "…"
@@ -63,9 +68,10 @@ std::string clip_text(std::string s, size_t max);
 // `<index> <role> "<name>" = "<value>" [states] {actions} @x,y wxh`, the name
 // and value quoted with \n, \r, \t, \" and \\ escaped (one line each).
 // Only the states a model acts on are shown (focused, selected, checked,
-// pressed, expanded, collapsed, editable, and "disabled" for an element
-// with actions, or focusable or editable, that is not enabled); the
-// structured form keeps them all.
+// pressed, expanded, collapsed, editable, offscreen, and "disabled" for an
+// element with actions, or focusable or editable, that is not enabled); the
+// structured form keeps them all. An offscreen element's frame is left out
+// of the text: it is not a place to click.
 std::string render_tree(const std::vector<a11y_element>& elements);
 
 }  // namespace cu

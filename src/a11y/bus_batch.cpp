@@ -1,0 +1,150 @@
+#include "a11y/bus_batch.h"
+
+#include <algorithm>
+
+#include "util/str_cat.h"
+
+namespace cu::atspi {
+
+namespace {
+
+// Calls in flight at once. The application reads them from its socket one
+// after another; more than this only grows both sides' buffers.
+constexpr size_t kWindow = 256;
+// The longest wait without looking at the job's cancellation and deadline.
+constexpr int kSliceMs = 50;
+
+}  // namespace
+
+bool app_gone_error(const std::string& name) {
+  // NoReply: libdbus's answer to every call in flight when the peer's
+  // socket closes (and to a call whose timeout libdbus itself ran, which
+  // cannot happen here: its timeouts run only from the GLib context, which
+  // this thread is not iterating while the batch runs).
+  return name == DBUS_ERROR_NO_REPLY || name == DBUS_ERROR_SERVICE_UNKNOWN ||
+         name == DBUS_ERROR_NAME_HAS_NO_OWNER || name == DBUS_ERROR_DISCONNECTED;
+}
+
+bus_batch::bus_batch(DBusConnection* conn, std::string bus_name, const a11y_control& c)
+    : conn_(conn), bus_name_(std::move(bus_name)), c_(c) {}
+
+bus_batch::~bus_batch() { drop_all(); }
+
+void bus_batch::call(const std::string& path, const char* iface, const char* method,
+                     const std::function<void(DBusMessageIter*)>& fill, handler on_answer) {
+  DBusMessage* msg = dbus_message_new_method_call(bus_name_.c_str(), path.c_str(), iface, method);
+  if (msg == nullptr) return;  // Out of memory, or a malformed path: as if gone.
+  if (fill) {
+    DBusMessageIter it;
+    dbus_message_iter_init_append(msg, &it);
+    fill(&it);
+  }
+  queue_.push_back(queued{msg, std::move(on_answer)});
+}
+
+status bus_batch::fill_window() {
+  auto now = a11y_clock::now();
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c_.deadline - now).count();
+  int timeout = int(std::clamp<int64_t>(left, 1, c_.call_timeout_ms));
+  while (in_flight_.size() < kWindow && !queue_.empty()) {
+    queued q = std::move(queue_.front());
+    queue_.pop_front();
+    DBusPendingCall* pending = nullptr;
+    bool ok = dbus_connection_send_with_reply(conn_, q.msg, &pending, timeout);
+    dbus_message_unref(q.msg);
+    // libdbus gives no pending call on a connection that is closed.
+    if (!ok || pending == nullptr) {
+      return make_error(errc::not_found, "the application went away (its connection closed)");
+    }
+    ++sent_;
+    in_flight_.push_back(flight{pending, std::move(q.on_answer)});
+  }
+  if (!in_flight_.empty()) dbus_connection_flush(conn_);
+  return {};
+}
+
+void bus_batch::drop_all() {
+  for (flight& f : in_flight_) {
+    dbus_pending_call_cancel(f.pending);
+    dbus_pending_call_unref(f.pending);
+  }
+  in_flight_.clear();
+  for (queued& q : queue_) dbus_message_unref(q.msg);
+  queue_.clear();
+}
+
+status bus_batch::run() {
+  auto last_answer = a11y_clock::now();
+  auto check = [&]() -> status {
+    if (c_.cancelled()) return make_error(errc::cancelled, "cancelled");
+    if (a11y_clock::now() >= c_.deadline) {
+      return make_error(errc::timed_out, "the accessibility tree was not read before the deadline");
+    }
+    return {};
+  };
+  auto end = [&](status s) {
+    drop_all();
+    return s;
+  };
+  for (;;) {
+    if (auto x = check(); !x) return end(std::move(x));
+    if (auto x = fill_window(); !x) return end(std::move(x));
+    if (in_flight_.empty()) return {};
+    // Answers are handed over in the order the calls were sent, so the
+    // walk's order does not depend on how the replies were read.
+    bool answered = false;
+    while (!in_flight_.empty() && dbus_pending_call_get_completed(in_flight_.front().pending)) {
+      flight f = std::move(in_flight_.front());
+      in_flight_.pop_front();
+      DBusMessage* reply = dbus_pending_call_steal_reply(f.pending);
+      dbus_pending_call_unref(f.pending);
+      bus_answer a;
+      if (reply == nullptr) {
+        a.error_name = DBUS_ERROR_NO_REPLY;
+      } else if (dbus_message_get_type(reply) == DBUS_MESSAGE_TYPE_ERROR) {
+        const char* name = dbus_message_get_error_name(reply);
+        a.error_name = name != nullptr ? name : DBUS_ERROR_FAILED;
+      } else {
+        a.reply = reply;
+      }
+      if (app_gone_error(a.error_name)) {
+        if (reply != nullptr) dbus_message_unref(reply);
+        return end(make_error(errc::not_found,
+                              str_cat("the application went away during the walk (",
+                                      a.error_name, ")")));
+      }
+      f.on_answer(a);
+      if (reply != nullptr) dbus_message_unref(reply);
+      answered = true;
+      // A check after every answer: a job never runs on for long after
+      // its deadline or its cancellation, however many answers are queued.
+      if (auto x = check(); !x) return end(std::move(x));
+    }
+    auto now = a11y_clock::now();
+    if (answered) {
+      last_answer = now;
+      continue;
+    }
+    if (!dbus_connection_get_is_connected(conn_)) {
+      return end(make_error(errc::not_found, "the application went away (its connection closed)"));
+    }
+    auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_answer).count();
+    if (quiet >= c_.call_timeout_ms) {
+      return end(make_error(errc::timed_out,
+                            str_cat("the application did not answer within ",
+                                    std::to_string(c_.call_timeout_ms),
+                                    " ms (is it hung or stopped?)")));
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(c_.deadline - now).count();
+    int wait = int(std::clamp<int64_t>(std::min<int64_t>(left, c_.call_timeout_ms - quiet), 1,
+                                       kSliceMs));
+    // Reads what the socket has, and dispatches one message: a reply
+    // completes its pending call; an event goes to libatspi's filters, as
+    // during libatspi's own blocking calls.
+    if (!dbus_connection_read_write_dispatch(conn_, wait)) {
+      return end(make_error(errc::not_found, "the application went away (its connection closed)"));
+    }
+  }
+}
+
+}  // namespace cu::atspi
