@@ -2,8 +2,10 @@
 // screenshot_find: grayscale conversion, zero-mean normalized
 // cross-correlation (what OpenCV calls TM_CCOEFF_NORMED) computed everywhere
 // or coarse-to-fine on binomial pyramids, the suppression of overlapping
-// matches, and matching a template cut from a downscaled screenshot against
-// the device pixels the screenshot was made from.
+// matches, matching a template cut from a downscaled screenshot against
+// the device pixels the screenshot was made from, and screenshot_find's
+// whole search (find_on_screen): a colour template at the scales a
+// downscaled screen makes sense of, scored in grey and in colour.
 // Thread affinity: none; pure functions over pixels the caller owns and keeps
 // alive for the call. Nothing is shared between calls, so any number of
 // threads may match at once.
