@@ -46,13 +46,13 @@ status check_template_header(std::span<const uint8_t> png, const char* what, siz
   return {};
 }
 
-// A PNG's pixels in grey, whatever its colour type (alpha is dropped).
-result<gray_image> decode_png_gray(const std::vector<uint8_t>& png, const char* what,
+// A PNG's pixels in RGB, whatever its colour type (alpha is dropped).
+result<rgb_image> decode_png_color(const std::vector<uint8_t>& png, const char* what,
                                    size2 searched) {
   if (auto e = check_template_header(png, what, searched); !e) return e.take_error();
   auto rgb = decode_png_rgb(png, uint32_t(kMaxTemplateSide));
   if (!rgb) return invalid_template(what, rgb.err().message);
-  return to_gray(rgb->rgb.data(), rgb->w, rgb->h, size_t(rgb->w) * 3, kLayoutRgb);
+  return rgb_image{int(rgb->w), int(rgb->h), std::move(rgb->rgb)};
 }
 
 // The file's bytes, once its header has passed check_template_header: a
@@ -166,32 +166,24 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
                                           "\": ", *why));
     }
   }
-  const gray_image haystack = to_gray(f.data, f.area.w, f.area.h, f.stride,
-                                      color_layout{4, f.layout.r, f.layout.g, f.layout.b});
+  const color_view screen{f.data, f.area.w, f.area.h, f.stride,
+                          color_layout{4, f.layout.r, f.layout.g, f.layout.b}};
 
-  // The screen at the screenshot's size, when the template is cut from it:
-  // the search reuses it rather than downscaling the screen again.
-  gray_image image;
-  // The template, in the session's image pixels.
-  gray_image needle;
+  // The template: cut from the screenshot as it would look now, in its
+  // pixels; or a PNG, at whatever scale it was made.
+  rgb_image needle;
   if (req.template_region) {
-    // The screenshot as it would look now, and the part asked for.
-    image = area_downscale(haystack.view(), s.image.w, s.image.h);
-    const rect r = region_rect(*req.template_region);
-    needle.w = r.w;
-    needle.h = r.h;
-    needle.pixels.resize(size_t(r.w) * size_t(r.h));
-    const gray_view part = image.view().crop(r);
-    for (int y = 0; y < r.h; ++y) {
-      std::copy_n(part.data + size_t(y) * part.stride, size_t(r.w),
-                  needle.pixels.data() + size_t(y) * size_t(r.w));
-    }
+    needle = screenshot_part(screen, s.image, region_rect(*req.template_region));
   } else {
-    // The template must fit the part of the image searched: a larger one
-    // is refused from its header, before it is decoded.
-    const size2 within = req.region ? size2{(*req.region)[2] - (*req.region)[0],
-                                            (*req.region)[3] - (*req.region)[1]}
-                                    : s.image;
+    // The template must fit the part of the screen searched at the screen's
+    // own size (it may be an icon file or a zoom crop): a larger one is
+    // refused from its header, before it is decoded.
+    const size2 within_image = req.region ? size2{(*req.region)[2] - (*req.region)[0],
+                                                  (*req.region)[3] - (*req.region)[1]}
+                                          : s.image;
+    const size2 within{
+        std::min(f.area.w, int(std::ceil(double(within_image.w) * f.area.w / s.image.w))),
+        std::min(f.area.h, int(std::ceil(double(within_image.h) * f.area.h / s.image.h)))};
     std::vector<uint8_t> file;
     const std::vector<uint8_t>* png = &req.template_png;
     const char* what = "template";
@@ -202,19 +194,19 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
       png = &file;
       what = "template_path";
     }
-    auto decoded = decode_png_gray(*png, what, within);
+    auto decoded = decode_png_color(*png, what, within);
     if (!decoded) return tool_result::failure(decoded.err());
     needle = std::move(*decoded);
   }
 
-  match_options options;
-  options.threshold = req.threshold;
-  options.max_results = req.max_results;
+  screen_search search;
+  search.match.threshold = req.threshold;
+  search.match.max_results = req.max_results;
+  search.cut_from_image = req.template_region.has_value();
   const rect searched = req.region ? region_rect(*req.region) : rect{0, 0, s.image.w, s.image.h};
-  // find_template_scaled takes the device pixels with their top-left at 0, 0.
-  auto found = find_template_scaled(haystack.view(), s.image, needle.view(), options,
-                                    req.region ? searched : rect{},
-                                    req.template_region ? &image : nullptr);
+  if (req.region) search.region = searched;
+  // find_on_screen takes the device pixels with their top-left at 0, 0.
+  auto found = find_on_screen(screen, s.image, needle.view(), search);
   if (!found) return tool_result::failure(found.err());
 
   std::string out;
@@ -222,22 +214,17 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   std::vector<found_match> typed;
   typed.reserve(found->size());
   j.begin_object().key("matches").begin_array();
-  for (const match& m : *found) {
+  for (const screen_match& m : *found) {
     // In session device coordinates, then in the image.
-    const rect device{s.device.x + m.x, s.device.y + m.y, m.w, m.h};
-    // Where the template lies in the image: its top-left to the nearest
-    // image pixel, its own size (it is in image pixels). Rounding the
-    // device rectangle outwards would put it a pixel early.
-    const double sx = double(s.image.w) / s.device.w, sy = double(s.image.h) / s.device.h;
-    const rect image{std::min(int(std::lround(m.x * sx)), s.image.w - needle.w),
-                     std::min(int(std::lround(m.y * sy)), s.image.h - needle.h), needle.w,
-                     needle.h};
-    const point center = device_to_image(s, point{device.x + m.w / 2, device.y + m.h / 2});
-    typed.push_back(found_match{image, center});
-    j.begin_object().key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
-    j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
+    const rect device{s.device.x + m.device.x, s.device.y + m.device.y, m.device.w, m.device.h};
+    const point center =
+        device_to_image(s, point{device.x + device.w / 2, device.y + device.h / 2});
+    typed.push_back(found_match{m.image, center});
+    j.begin_object().key("x").number(int64_t(m.image.x)).key("y").number(int64_t(m.image.y));
+    j.key("width").number(int64_t(m.image.w)).key("height").number(int64_t(m.image.h));
     j.key("center").begin_array().number(int64_t(center.x)).number(int64_t(center.y)).end_array();
     j.key("score").number(m.score);
+    j.key("scale").number(std::round(m.scale * 1000) / 1000);
     j.key("device");
     write_rect(j, rect{origin.x + device.x, origin.y + device.y, device.w, device.h});
     j.end_object();
@@ -246,6 +233,12 @@ tool_result run_find(grabber& g, const capture_job& job, const capture_env&,
   write_rect(j, searched);
   j.key("template").begin_object().key("width").number(int64_t(needle.w));
   j.key("height").number(int64_t(needle.h)).end_object();
+  j.key("scales").begin_array();
+  for (double sc : search_scales({f.area.w, f.area.h}, s.image)) {
+    if (search.cut_from_image && sc != 1) break;
+    j.number(std::round(sc * 1000) / 1000);
+  }
+  j.end_array();
   j.key("threshold").number(req.threshold);
   if (job.window != 0) j.key("window").string(window_id_text(job.window));
   j.end_object();

@@ -658,6 +658,39 @@ struct area_taps {
   std::vector<uint16_t> w;
 };
 
+// area_downscale's taps from S source samples to D destination samples.
+// Destination sample i covers [i * S, (i + 1) * S) in units of 1/D source
+// pixels, source sample j covers [j * D, (j + 1) * D); each tap weighs its
+// overlap in 1/256ths, quantized as a running sum so that a sample's
+// weights add up to exactly 256. Every sample has the same number of taps
+// (the widest span), the window shifted left at the far edge with zero
+// weights, so the loops have no bounds checks.
+area_taps make_taps(int S, int D) {
+  area_taps t;
+  for (int i = 0; i < D; ++i) {
+    const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
+    t.count = std::max(t.count, int((b - 1) / D - a / D + 1));
+  }
+  t.start.resize(size_t(D));
+  t.w.assign(size_t(D) * size_t(t.count), 0);
+  for (int i = 0; i < D; ++i) {
+    const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
+    const int start = std::min(int(a / D), S - t.count);
+    t.start[size_t(i)] = start;
+    int64_t covered = 0;
+    int prev = 0;
+    for (int k = 0; k < t.count; ++k) {
+      const int64_t j = start + k;
+      const int64_t lo = std::max(a, j * D), hi = std::min(b, (j + 1) * D);
+      if (hi > lo) covered += hi - lo;
+      const int cum = int((covered * 256 + S / 2) / S);
+      t.w[size_t(i) * size_t(t.count) + size_t(k)] = uint16_t(cum - prev);
+      prev = cum;
+    }
+  }
+  return t;
+}
+
 // One destination row of area_downscale from a vertically filtered row:
 // K taps a sample (0: xt.count, unrolled for the usual two or three).
 template <int K>
@@ -722,37 +755,6 @@ gray_image to_gray(const uint8_t* pixels, int w, int h, size_t stride, color_lay
 gray_image area_downscale(const gray_view& src, int dst_w, int dst_h) {
   // capture/scale.cpp's arithmetic, on one channel (that file is a sibling
   // layer, so the few lines are repeated here rather than included).
-  // Destination sample i covers [i * S, (i + 1) * S) in units of 1/D source
-  // pixels, source sample j covers [j * D, (j + 1) * D); each tap weighs
-  // its overlap in 1/256ths, quantized as a running sum so that a sample's
-  // weights add up to exactly 256. Every sample has the same number of
-  // taps (the widest span), the window shifted left at the far edge with
-  // zero weights, so the loops have no bounds checks.
-  auto make_taps = [](int S, int D) {
-    area_taps t;
-    for (int i = 0; i < D; ++i) {
-      const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
-      t.count = std::max(t.count, int((b - 1) / D - a / D + 1));
-    }
-    t.start.resize(size_t(D));
-    t.w.assign(size_t(D) * size_t(t.count), 0);
-    for (int i = 0; i < D; ++i) {
-      const int64_t a = int64_t(i) * S, b = int64_t(i + 1) * S;
-      const int start = std::min(int(a / D), S - t.count);
-      t.start[size_t(i)] = start;
-      int64_t covered = 0;
-      int prev = 0;
-      for (int k = 0; k < t.count; ++k) {
-        const int64_t j = start + k;
-        const int64_t lo = std::max(a, j * D), hi = std::min(b, (j + 1) * D);
-        if (hi > lo) covered += hi - lo;
-        const int cum = int((covered * 256 + S / 2) / S);
-        t.w[size_t(i) * size_t(t.count) + size_t(k)] = uint16_t(cum - prev);
-        prev = cum;
-      }
-    }
-    return t;
-  };
   const area_taps xt = make_taps(src.w, dst_w), yt = make_taps(src.h, dst_h);
   gray_image d{dst_w, dst_h, std::vector<uint8_t>(size_t(dst_w) * size_t(dst_h))};
   // One vertically filtered source row, in 1/256ths of a grey level (at
@@ -821,14 +823,123 @@ result<std::vector<match>> find_template(const gray_view& haystack, const gray_v
   return search_exhaustive(hay, make_tmpl(nee), o, k);
 }
 
-result<std::vector<match>> find_template_scaled(const gray_view& device, size2 image,
-                                                const gray_view& needle,
-                                                const match_options& o, const rect& region,
-                                                const gray_image* downscaled) {
-  if (!device.data || device.w <= 0 || device.h <= 0) return invalid("the image to search is empty");
-  if (image.w <= 0 || image.h <= 0 || image.w > device.w || image.h > device.h) {
+namespace {
+
+// The template's size in device pixels when it is in image pixels: its
+// size times the screenshot's scale, rounded, at most the device's.
+size2 device_size(const gray_view& needle, const gray_view& device, size2 image) {
+  const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
+  return {std::min(device.w, std::max(1, int(std::lround(needle.w * sx)))),
+          std::min(device.h, std::max(1, int(std::lround(needle.h * sy))))};
+}
+
+// needle resampled to size: each destination pixel's centre mapped into
+// the template and interpolated bilinearly (the template itself when the
+// size is its own). An empty plane when size is over kMaxTemplateSide,
+// past the limit that keeps the sums exact: such a match is placed no more
+// finely than the mapping does.
+plane resample(const gray_view& needle, size2 size) {
+  if (!check_template_size(size.w, size.h).ok()) return make_plane(0, 0);
+  if (size.w == needle.w && size.h == needle.h) return copy_plane(needle);
+  plane up = make_plane(size.w, size.h);
+  for (int y = 0; y < up.h; ++y) {
+    const double v = std::clamp((y + 0.5) * needle.h / size.h - 0.5, 0.0, double(needle.h - 1));
+    const int y0 = int(v), y1 = std::min(y0 + 1, needle.h - 1);
+    const double fy = v - y0;
+    for (int x = 0; x < up.w; ++x) {
+      const double u = std::clamp((x + 0.5) * needle.w / size.w - 0.5, 0.0, double(needle.w - 1));
+      const int x0 = int(u), x1 = std::min(x0 + 1, needle.w - 1);
+      const double fx = u - x0;
+      const double top = needle.at(x0, y0) * (1 - fx) + needle.at(x1, y0) * fx;
+      const double bottom = needle.at(x0, y1) * (1 - fx) + needle.at(x1, y1) * fx;
+      up.row(y)[x] = uint8_t(std::lround(top * (1 - fy) + bottom * fy));
+    }
+  }
+  return up;
+}
+
+// Places matches found in image pixels (x, y absolute in the image) at
+// device resolution: up is the template at its device size, matched within
+// a pixel and a half of an image pixel around the spot each match maps to,
+// so content that moved by a fraction of an image pixel since the
+// screenshot is still placed to the device pixel. Each match becomes device
+// pixels, w and h up's size, its score unchanged.
+void place_at_device(const gray_view& device, size2 image, const plane& up,
+                     std::vector<match>& found, const kernels& k) {
+  const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
+  const int dw = std::min(device.w, up.w > 0 ? up.w : 1);
+  const int dh = std::min(device.h, up.h > 0 ? up.h : 1);
+  const tmpl t = up.w > 0 ? make_tmpl(up) : tmpl{};
+  // A pixel and a half of an image pixel either way, in device pixels.
+  const int rx = int(std::ceil(1.5 * sx)), ry = int(std::ceil(1.5 * sy));
+  for (match& m : found) {
+    const int gx = int(std::lround(m.x * sx)), gy = int(std::lround(m.y * sy));
+    m = {std::clamp(gx, 0, device.w - dw), std::clamp(gy, 0, device.h - dh), dw, dh, m.score,
+         m.scale};
+    if (up.w == 0 || t.var == 0) continue;
+    // The neighbourhood, copied into a padded plane for the kernel.
+    const int x0 = std::max(0, m.x - rx), y0 = std::max(0, m.y - ry);
+    const int x1 = std::min(device.w - dw, m.x + rx), y1 = std::min(device.h - dh, m.y + ry);
+    const plane near = copy_plane(device.crop({x0, y0, x1 - x0 + dw, y1 - y0 + dh}));
+    candidate best{-2, m.x, m.y};
+    for (int y = y0; y <= y1; ++y) {
+      for (int x = x0; x <= x1; ++x) {
+        // Nearer the mapped spot wins a tie.
+        const candidate c{score_at(near, x - x0, y - y0, t, k), x, y};
+        if (c.score > best.score ||
+            (c.score == best.score &&
+             std::abs(x - gx) + std::abs(y - gy) < std::abs(best.x - gx) + std::abs(best.y - gy))) {
+          best = c;
+        }
+      }
+    }
+    m.x = best.x;
+    m.y = best.y;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The screenshot's colours over r (image pixels) from src, through the taps
+// of its downscale: area_downscale's arithmetic, one pixel at a time.
+rgb_image sample_area(const color_view& src, const area_taps& xt, const area_taps& yt,
+                      const rect& r) {
+  rgb_image out{r.w, r.h, std::vector<uint8_t>(size_t(r.w) * size_t(r.h) * 3)};
+  const color_layout l = src.layout;
+  const int channel[3] = {l.r, l.g, l.b};
+  uint8_t* o = out.pixels.data();
+  for (int y = r.y; y < r.y + r.h; ++y) {
+    const uint16_t* wy = &yt.w[size_t(y) * size_t(yt.count)];
+    const int sy = yt.start[size_t(y)];
+    for (int x = r.x; x < r.x + r.w; ++x) {
+      const uint16_t* wx = &xt.w[size_t(x) * size_t(xt.count)];
+      const int sx = xt.start[size_t(x)];
+      for (int c = 0; c < 3; ++c) {
+        uint32_t v = 1u << 15;
+        for (int kx = 0; kx < xt.count; ++kx) {
+          // The column's vertical sum, in 1/256ths as area_downscale keeps it.
+          uint32_t acc = 0;
+          for (int ky = 0; ky < yt.count; ++ky) {
+            acc += uint32_t(wy[ky]) * src.px(sx + kx, sy + ky)[channel[c]];
+          }
+          v += uint32_t(wx[kx]) * uint16_t(acc);
+        }
+        *o++ = uint8_t(v >> 16);
+      }
+    }
+  }
+  return out;
+}
+
+// The checks find_template_scaled and find_on_screen share: the area of the
+// image to search.
+result<rect> screen_area(int device_w, int device_h, size2 image, const rect& region) {
+  if (device_w <= 0 || device_h <= 0) return invalid("the image to search is empty");
+  if (image.w <= 0 || image.h <= 0 || image.w > device_w || image.h > device_h) {
     return invalid("the screenshot's size (%dx%d) must be positive and at most the device's (%dx%d)",
-                   image.w, image.h, device.w, device.h);
+                   image.w, image.h, device_w, device_h);
   }
   rect area = region;
   if (area.w == 0 && area.h == 0) area = {0, 0, image.w, image.h};
@@ -837,6 +948,205 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
     return invalid("the region [%d, %d, %d, %d] is not inside the %dx%d screenshot", area.x,
                    area.y, area.x + area.w, area.y + area.h, image.w, image.h);
   }
+  return area;
+}
+
+// The largest ratio between two scales searched next to each other: a
+// template 10% off its scale still scores well above the usual threshold on
+// icons and text (docs/vision.md).
+constexpr double kScaleStep = 1.2;
+
+// How many steps lie between scale 1 and the screen's own.
+int scale_steps(size2 device, size2 image) {
+  const double f = std::max(double(device.w) / image.w, double(device.h) / image.h);
+  if (f <= 1) return 0;
+  return std::max(1, int(std::ceil(std::log(f) / std::log(kScaleStep) - 1e-9)));
+}
+
+// One scale of find_on_screen: the template at that scale, grey and colour.
+struct scaled_needle {
+  double sx = 1, sy = 1;  // Template pixels per image pixel.
+  gray_image gray;
+  rgb_image color;
+};
+
+}  // namespace
+
+rgb_image screenshot_part(const color_view& device, size2 image, const rect& r) {
+  return sample_area(device, make_taps(device.w, image.w), make_taps(device.h, image.h), r);
+}
+
+double color_ncc(const color_view& a, const color_view& b) {
+  const color_layout la = a.layout, lb = b.layout;
+  const int ca[3] = {la.r, la.g, la.b}, cb[3] = {lb.r, lb.g, lb.b};
+  int64_t sa[3] = {}, sb[3] = {}, saa[3] = {}, sbb[3] = {}, sab[3] = {};
+  for (int y = 0; y < b.h; ++y) {
+    for (int x = 0; x < b.w; ++x) {
+      const uint8_t* pa = a.px(x, y);
+      const uint8_t* pb = b.px(x, y);
+      for (int c = 0; c < 3; ++c) {
+        const int64_t va = pa[ca[c]], vb = pb[cb[c]];
+        sa[c] += va;
+        sb[c] += vb;
+        saa[c] += va * va;
+        sbb[c] += vb * vb;
+        sab[c] += va * vb;
+      }
+    }
+  }
+  // n times each sum of centred terms, exactly, as score_of keeps them.
+  const int64_t n = int64_t(b.w) * b.h;
+  double num = 0, va = 0, vb = 0;
+  for (int c = 0; c < 3; ++c) {
+    num += double(n * sab[c] - sa[c] * sb[c]);
+    va += double(n * saa[c] - sa[c] * sa[c]);
+    vb += double(n * sbb[c] - sb[c] * sb[c]);
+  }
+  if (va <= 0 || vb <= 0) return 0;
+  return std::clamp(num / std::sqrt(va * vb), -1.0, 1.0);
+}
+
+std::vector<double> search_scales(size2 device, size2 image) {
+  std::vector<double> out{1.0};
+  if (image.w <= 0 || image.h <= 0) return out;
+  const int n = scale_steps(device, image);
+  const double fx = double(device.w) / image.w;
+  for (int i = 1; i <= n; ++i) out.push_back(std::pow(fx, double(i) / n));
+  return out;
+}
+
+result<std::vector<screen_match>> find_on_screen(const color_view& device, size2 image,
+                                                 const color_view& needle,
+                                                 const screen_search& search) {
+  if (!device.data) return invalid("the image to search is empty");
+  auto checked = screen_area(device.w, device.h, image, search.region);
+  if (!checked) return checked.take_error();
+  const rect area = *checked;
+  if (!needle.data || needle.w <= 0 || needle.h <= 0) return invalid("the template is empty");
+  if (auto e = check_template_size(needle.w, needle.h); !e) return e.take_error();
+  const match_options& o = search.match;
+
+  const gray_image device_gray =
+      to_gray(device.data, device.w, device.h, device.stride, device.layout);
+  gray_image small_own;
+  if (image.w != device.w || image.h != device.h) {
+    small_own = area_downscale(device_gray.view(), image.w, image.h);
+  }
+  const gray_view small = small_own.w > 0 ? small_own.view() : device_gray.view();
+  const gray_view hay = small.crop(area);
+  const area_taps xt = make_taps(device.w, image.w), yt = make_taps(device.h, image.h);
+  const double fx = double(device.w) / image.w, fy = double(device.h) / image.h;
+  const int steps = search.cut_from_image ? 0 : scale_steps({device.w, device.h}, image);
+
+  // Each scale's grey matches above the threshold, rescored in colour.
+  struct found_at {
+    match m;  // In image pixels, the region's origin added.
+    int step;
+  };
+  std::vector<scaled_needle> scales;
+  std::vector<found_at> all;
+  std::optional<error> first_error;
+  bool searched = false;
+  gray_image needle_gray = to_gray(needle.data, needle.w, needle.h, needle.stride, needle.layout);
+  for (int i = 0; i <= steps; ++i) {
+    scaled_needle sn;
+    sn.sx = steps ? std::pow(fx, double(i) / steps) : 1;
+    sn.sy = steps ? std::pow(fy, double(i) / steps) : 1;
+    const int w = std::max(1, int(std::lround(needle.w / sn.sx)));
+    const int h = std::max(1, int(std::lround(needle.h / sn.sy)));
+    if (i == 0) {
+      sn.gray = needle_gray;
+    } else {
+      sn.gray = area_downscale(needle_gray.view(), w, h);
+    }
+    sn.color = sample_area(needle, make_taps(needle.w, w), make_taps(needle.h, h), {0, 0, w, h});
+    match_options grey = o;
+    grey.max_results = std::min(kMaxResults, 2 * o.max_results + 8);
+    auto found = find_template(hay, sn.gray.view(), grey);
+    scales.push_back(std::move(sn));
+    if (!found) {
+      if (!first_error) first_error = found.take_error();
+      continue;
+    }
+    searched = true;
+    const scaled_needle& at = scales.back();
+    for (match m : *found) {
+      m.x += area.x;
+      m.y += area.y;
+      const rgb_image window = sample_area(device, xt, yt, {m.x, m.y, m.w, m.h});
+      m.score = std::min(m.score, color_ncc(window.view(), at.color.view()));
+      m.scale = at.sx;
+      if (m.score >= o.threshold && m.score > 0) all.push_back({m, i});
+    }
+  }
+  if (!searched) return *first_error;
+
+  // Best first across the scales; equal scores: the smaller scale, then top
+  // to bottom, left to right.
+  std::sort(all.begin(), all.end(), [](const found_at& a, const found_at& b) {
+    if (a.m.score != b.m.score) return a.m.score > b.m.score;
+    if (a.step != b.step) return a.step < b.step;
+    if (a.m.y != b.m.y) return a.m.y < b.m.y;
+    return a.m.x < b.m.x;
+  });
+  std::vector<found_at> kept;
+  for (const found_at& c : all) {
+    const bool overlaps = std::any_of(kept.begin(), kept.end(), [&](const found_at& k) {
+      const int64_t ox = std::max(0, std::min(c.m.x + c.m.w, k.m.x + k.m.w) - std::max(c.m.x, k.m.x));
+      const int64_t oy = std::max(0, std::min(c.m.y + c.m.h, k.m.y + k.m.h) - std::max(c.m.y, k.m.y));
+      const int64_t smaller = std::min(int64_t(c.m.w) * c.m.h, int64_t(k.m.w) * k.m.h);
+      return 2 * ox * oy > smaller;
+    });
+    if (overlaps) continue;
+    kept.push_back(c);
+    if (int(kept.size()) == o.max_results) break;
+  }
+
+  // Each scale's template at its device size, made once for the matches
+  // found at that scale, places them.
+  const kernels k = pick_kernels(o.use_simd);
+  std::vector<screen_match> out;
+  out.reserve(kept.size());
+  for (int i = 0; i <= steps; ++i) {
+    std::vector<match> at;
+    std::vector<size_t> index;
+    for (size_t j = 0; j < kept.size(); ++j) {
+      if (kept[j].step == i) {
+        at.push_back(kept[j].m);
+        index.push_back(j);
+      }
+    }
+    if (at.empty()) continue;
+    const scaled_needle& sn = scales[size_t(i)];
+    const size2 size{
+        std::min(device.w, std::max(1, int(std::lround(needle.w * fx / sn.sx)))),
+        std::min(device.h, std::max(1, int(std::lround(needle.h * fy / sn.sy))))};
+    place_at_device(device_gray.view(), image, resample(needle_gray.view(), size), at, k);
+    for (size_t j = 0; j < at.size(); ++j) kept[index[j]].m = at[j];
+  }
+  for (const found_at& c : kept) {
+    const match& m = c.m;
+    const scaled_needle& sn = scales[size_t(c.step)];
+    // Where the template lies in the image: its top-left to the nearest
+    // image pixel, its size at the scale it matched. Rounding the device
+    // rectangle outwards would put it a pixel early.
+    const rect in_image{std::min(int(std::lround(m.x / fx)), image.w - sn.gray.w),
+                        std::min(int(std::lround(m.y / fy)), image.h - sn.gray.h), sn.gray.w,
+                        sn.gray.h};
+    out.push_back({in_image, rect{m.x, m.y, m.w, m.h}, m.score, sn.sx});
+  }
+  return out;
+}
+
+
+result<std::vector<match>> find_template_scaled(const gray_view& device, size2 image,
+                                                const gray_view& needle,
+                                                const match_options& o, const rect& region,
+                                                const gray_image* downscaled) {
+  if (!device.data) return invalid("the image to search is empty");
+  auto checked = screen_area(device.w, device.h, image, region);
+  if (!checked) return checked.take_error();
+  const rect area = *checked;
   if (image.w == device.w && image.h == device.h) {
     auto found = find_template(device.crop(area), needle, o);
     if (found) {
@@ -857,56 +1167,14 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
   auto found = find_template(small.view().crop(area), needle, o);
   if (!found) return found;
 
-  // The template at device resolution: each device pixel's centre mapped
-  // into the template and interpolated bilinearly. One past the limit that
-  // keeps the sums exact (over kMaxTemplateSide device pixels on a side)
-  // places no match more finely than the mapping does.
-  const double sx = double(device.w) / image.w, sy = double(device.h) / image.h;
-  const int dw = std::min(device.w, std::max(1, int(std::lround(needle.w * sx))));
-  const int dh = std::min(device.h, std::max(1, int(std::lround(needle.h * sy))));
-  const bool placeable = check_template_size(dw, dh).ok();
-  plane up = make_plane(placeable ? dw : 0, placeable ? dh : 0);
-  for (int y = 0; y < up.h; ++y) {
-    const double v = std::clamp((y + 0.5) * needle.h / dh - 0.5, 0.0, double(needle.h - 1));
-    const int y0 = int(v), y1 = std::min(y0 + 1, needle.h - 1);
-    const double fy = v - y0;
-    for (int x = 0; x < up.w; ++x) {
-      const double u = std::clamp((x + 0.5) * needle.w / dw - 0.5, 0.0, double(needle.w - 1));
-      const int x0 = int(u), x1 = std::min(x0 + 1, needle.w - 1);
-      const double fx = u - x0;
-      const double top = needle.at(x0, y0) * (1 - fx) + needle.at(x1, y0) * fx;
-      const double bottom = needle.at(x0, y1) * (1 - fx) + needle.at(x1, y1) * fx;
-      up.row(y)[x] = uint8_t(std::lround(top * (1 - fy) + bottom * fy));
-    }
-  }
-  const tmpl t = placeable ? make_tmpl(up) : tmpl{};
-  const kernels k = pick_kernels(o.use_simd);
-  // A pixel and a half of an image pixel either way, in device pixels.
-  const int rx = int(std::ceil(1.5 * sx)), ry = int(std::ceil(1.5 * sy));
   for (match& m : *found) {
-    const int gx = int(std::lround((m.x + area.x) * sx)), gy = int(std::lround((m.y + area.y) * sy));
-    m = {std::clamp(gx, 0, device.w - dw), std::clamp(gy, 0, device.h - dh), dw, dh, m.score};
-    if (!placeable || t.var == 0) continue;
-    // The neighbourhood, copied into a padded plane for the kernel.
-    const int x0 = std::max(0, m.x - rx), y0 = std::max(0, m.y - ry);
-    const int x1 = std::min(device.w - dw, m.x + rx), y1 = std::min(device.h - dh, m.y + ry);
-    const plane near = copy_plane(device.crop({x0, y0, x1 - x0 + dw, y1 - y0 + dh}));
-    candidate best{-2, m.x, m.y};
-    for (int y = y0; y <= y1; ++y) {
-      for (int x = x0; x <= x1; ++x) {
-        // Nearer the mapped spot wins a tie.
-        const candidate c{score_at(near, x - x0, y - y0, t, k), x, y};
-        if (c.score > best.score ||
-            (c.score == best.score &&
-             std::abs(x - gx) + std::abs(y - gy) < std::abs(best.x - gx) + std::abs(best.y - gy))) {
-          best = c;
-        }
-      }
-    }
-    m.x = best.x;
-    m.y = best.y;
+    m.x += area.x;
+    m.y += area.y;
   }
+  place_at_device(device, image, resample(needle, device_size(needle, device, image)), *found,
+                  pick_kernels(o.use_simd));
   return found;
 }
+
 
 }  // namespace cu

@@ -2,8 +2,10 @@
 // screenshot_find: grayscale conversion, zero-mean normalized
 // cross-correlation (what OpenCV calls TM_CCOEFF_NORMED) computed everywhere
 // or coarse-to-fine on binomial pyramids, the suppression of overlapping
-// matches, and matching a template cut from a downscaled screenshot against
-// the device pixels the screenshot was made from.
+// matches, matching a template cut from a downscaled screenshot against
+// the device pixels the screenshot was made from, and screenshot_find's
+// whole search (find_on_screen): a colour template at the scales a
+// downscaled screen makes sense of, scored in grey and in colour.
 // Thread affinity: none; pure functions over pixels the caller owns and keeps
 // alive for the call. Nothing is shared between calls, so any number of
 // threads may match at once.
@@ -55,6 +57,29 @@ struct color_layout {
 inline constexpr color_layout kLayoutBgrx{4, 2, 1, 0};  // A 24-bit X visual, little-endian.
 inline constexpr color_layout kLayoutRgb{3, 0, 1, 2};   // A decoded 8-bit RGB PNG.
 
+// A read-only image of colour pixels the caller owns: h rows of w pixels
+// laid out as layout says, row y starting at data + y * stride.
+struct color_view {
+  const uint8_t* data = nullptr;
+  int w = 0;
+  int h = 0;
+  size_t stride = 0;
+  color_layout layout = kLayoutBgrx;
+
+  const uint8_t* px(int x, int y) const {
+    return data + size_t(y) * stride + size_t(x) * size_t(layout.bytes_per_pixel);
+  }
+};
+
+// An 8-bit RGB image with its own pixels, rows packed.
+struct rgb_image {
+  int w = 0;
+  int h = 0;
+  std::vector<uint8_t> pixels;
+
+  color_view view() const { return {pixels.data(), w, h, size_t(w) * 3, kLayoutRgb}; }
+};
+
 // The luma of a w x h image of colour pixels whose rows lie stride bytes
 // apart, as OpenCV's cvtColor(COLOR_RGB2GRAY) computes it for 8-bit pixels,
 // byte for byte: (4899 R + 9617 G + 1868 B + 8192) >> 14, BT.601's 0.299,
@@ -81,6 +106,9 @@ struct match {
   // The zero-mean normalized cross-correlation there, in [-1, 1] (see
   // ncc_at); 1 is the template's own pixels up to brightness and contrast.
   double score = 0;
+  // The template's pixels per pixel of the image searched at which it was
+  // found (find_on_screen); 1 for every other search.
+  double scale = 1;
   bool operator==(const match&) const = default;
 };
 
@@ -199,5 +227,72 @@ result<std::vector<match>> find_template_scaled(const gray_view& device, size2 i
                                                 const match_options& options = {},
                                                 const rect& region = {},
                                                 const gray_image* downscaled = nullptr);
+
+// The part r (image pixels, inside the image) of the screenshot made from
+// device at size image, in colour: area_downscale's filter on each channel,
+// so these are the screenshot's own pixels there (capture/scale.h filters
+// the same way), computed for r alone.
+rgb_image screenshot_part(const color_view& device, size2 image, const rect& r);
+
+// The colour score of two images of one size: the zero-mean normalized
+// cross-correlation of their R, G and B values taken together, each
+// channel less its own mean (OpenCV's TM_CCOEFF_NORMED on a 3-channel
+// image):
+//
+//   sum_c sum(T'_c * I'_c) / sqrt(sum_c sum(T'_c^2) * sum_c sum(I'_c^2))
+//
+// Brightness and contrast still do not count, but a channel that varies in
+// the template and not in the window counts against it: a green box's
+// template scores about 0.7 on a red box of its shape, where the grey
+// score is the same for both. Flat windows score 0.
+double color_ncc(const color_view& window, const color_view& needle);
+
+// The scales find_on_screen tries for a screenshot of device pixels sent
+// at size image, as template pixels per screenshot pixel along x: 1 (cut
+// from the screenshot), the screen's own factor device.w / image.w (an icon
+// file, a zoom crop: the screen's real size), and steps between them no
+// more than 1.2 apart (for 1920x1080 sent as 1366x768: 1, 1.186, 1.406).
+// Just 1 when the screenshot is not downscaled.
+std::vector<double> search_scales(size2 device, size2 image);
+
+// One match of find_on_screen.
+struct screen_match {
+  rect image;   // In the screenshot's pixels: where to click.
+  rect device;  // In device pixels, relative to the device area's top-left.
+  // The lower of the grey score (ncc_at, as find_template computes it) and
+  // the colour score (color_ncc) there, both in the screenshot's pixels.
+  double score = 0;
+  // Template pixels per screenshot pixel (one of search_scales).
+  double scale = 1;
+};
+
+struct screen_search {
+  match_options match;
+  // Where to look, in image pixels (empty: all of the image).
+  rect region;
+  // The template was cut from the screenshot (template_region): it is
+  // searched at scale 1 alone.
+  bool cut_from_image = false;
+};
+
+// Finds a colour template on a screen whose screenshot is device (the whole
+// device area, its top-left at (0, 0)) downscaled to image.
+//
+// The template is tried at every scale of search_scales (one with
+// cut_from_image): downscaled to the screenshot's pixels (area_downscale)
+// and searched with find_template in the screenshot as the screen looks
+// now, at threshold; then each of the best few grey matches (2 *
+// max_results + 8 a scale) is scored in colour at its place, and its score
+// becomes the lower of the two. The matches of every scale are then taken
+// best first, one dropped when it shares more than half the smaller's area
+// with one kept, up to max_results, and each is placed at device
+// resolution as find_template_scaled places them, with the template at its
+// device size (at the screen's own scale: the template itself).
+//
+// Errors: as find_template_scaled; a template that fits no scale's search
+// (too large, flat) gets the error of the first scale tried.
+result<std::vector<screen_match>> find_on_screen(const color_view& device, size2 image,
+                                                 const color_view& needle,
+                                                 const screen_search& search);
 
 }  // namespace cu

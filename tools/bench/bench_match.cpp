@@ -4,12 +4,18 @@
 //
 //   bench_match HAYSTACK.png NEEDLE.png [options]
 //   bench_match HAYSTACK.png X,Y,W,H --scaled WxH [options]
+//   bench_match HAYSTACK.png NEEDLE.png|X,Y,W,H --scaled WxH --on-screen [options]
 //
 // Loads the PNGs (any colour type, through libspng), turns them grey with
 // to_gray and times find_template on them, one thread, after two untimed
 // calls. With --scaled the haystack is a device screen: it is downscaled to
 // WxH as a screenshot would be, the template cut from that at X,Y,W,H, and
-// find_template_scaled is timed instead.
+// find_template_scaled is timed instead. With --on-screen as well,
+// find_on_screen is timed on the colour pixels: a NEEDLE.png at whatever
+// scale it is (a crop of the device screen: the screen's real size) over
+// every scale of search_scales, or X,Y,W,H cut from the screenshot in
+// colour (screenshot_part) at scale 1 alone, as screenshot_find's
+// template_region; the matches then carry their scale.
 //
 // Options: --runs N (30), --warmup N (untimed calls first, 2),
 // --method automatic|exhaustive|pyramid, --scalar (no AVX2), --threshold T
@@ -53,6 +59,15 @@ bool load_png(const char* path, cu::gray_image& out) {
   auto png = cu::decode_png_rgb(file);
   if (!png) return false;
   out = cu::to_gray(png->rgb.data(), png->w, png->h, size_t(png->w) * 3, cu::kLayoutRgb);
+  return true;
+}
+
+bool load_rgb(const char* path, cu::rgb_image& out) {
+  std::vector<uint8_t> file;
+  if (!read_file(path, file)) return false;
+  auto png = cu::decode_png_rgb(file);
+  if (!png) return false;
+  out = {int(png->w), int(png->h), std::move(png->rgb)};
   return true;
 }
 
@@ -105,15 +120,17 @@ int usage() {
                "usage: bench_match HAYSTACK.png NEEDLE.png [options]\n"
                "       bench_match HAYSTACK.png X,Y,W,H --scaled WxH [options]\n"
                "options: --runs N --warmup N --method automatic|exhaustive|pyramid --scalar\n"
-               "         --threshold T --max-results K --no-best --gray-out PREFIX\n");
+               "         --threshold T --max-results K --no-best --gray-out PREFIX\n"
+               "         --on-screen (with --scaled: find_on_screen, in colour)\n");
   return 2;
 }
 
 void print_matches(const std::vector<cu::match>& ms) {
   std::printf("[");
   for (size_t i = 0; i < ms.size(); ++i) {
-    std::printf("%s{\"x\": %d, \"y\": %d, \"w\": %d, \"h\": %d, \"score\": %.9f}", i ? ", " : "",
-                ms[i].x, ms[i].y, ms[i].w, ms[i].h, ms[i].score);
+    std::printf(
+        "%s{\"x\": %d, \"y\": %d, \"w\": %d, \"h\": %d, \"score\": %.9f, \"scale\": %.4f}",
+        i ? ", " : "", ms[i].x, ms[i].y, ms[i].w, ms[i].h, ms[i].score, ms[i].scale);
   }
   std::printf("]");
 }
@@ -126,6 +143,7 @@ int main(int argc, char** argv) {
   const char* needle_arg = argv[2];
   int runs = 30, warmup = 2;
   bool want_best = true;
+  bool on_screen = false;
   cu::match_options opt;
   const char* gray_out = nullptr;
   cu::size2 scaled{};
@@ -134,6 +152,10 @@ int main(int argc, char** argv) {
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (a == "--scalar") {
       opt.use_simd = false;
+      continue;
+    }
+    if (a == "--on-screen") {
+      on_screen = true;
       continue;
     }
     if (a == "--no-best") {
@@ -171,7 +193,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   cu::rect cut{};
-  if (scaled.w > 0) {
+  cu::rgb_image hay_rgb, needle_rgb;
+  bool cut_from_image = false;
+  if (on_screen) {
+    if (scaled.w <= 0 || !load_rgb(hay_path, hay_rgb)) return usage();
+    if (std::sscanf(needle_arg, "%d,%d,%d,%d", &cut.x, &cut.y, &cut.w, &cut.h) == 4) {
+      cut_from_image = true;
+      needle_rgb = cu::screenshot_part(hay_rgb.view(), scaled, cut);
+    } else if (!load_rgb(needle_arg, needle_rgb)) {
+      std::fprintf(stderr, "bench_match: cannot read %s as a PNG\n", needle_arg);
+      return 1;
+    }
+    needle = cu::to_gray(needle_rgb.pixels.data(), needle_rgb.w, needle_rgb.h,
+                         size_t(needle_rgb.w) * 3, cu::kLayoutRgb);
+  } else if (scaled.w > 0) {
     if (std::sscanf(needle_arg, "%d,%d,%d,%d", &cut.x, &cut.y, &cut.w, &cut.h) != 4 ||
         scaled.w > hay.w || scaled.h > hay.h || cut.x < 0 || cut.y < 0 || cut.w <= 0 ||
         cut.h <= 0 || cut.x + cut.w > scaled.w || cut.y + cut.h > scaled.h) {
@@ -194,7 +229,19 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  auto search = [&](const cu::match_options& o) {
+  auto search = [&](const cu::match_options& o) -> cu::result<std::vector<cu::match>> {
+    if (on_screen) {
+      cu::screen_search ss;
+      ss.match = o;
+      ss.cut_from_image = cut_from_image;
+      auto r = cu::find_on_screen(hay_rgb.view(), scaled, needle_rgb.view(), ss);
+      if (!r) return r.take_error();
+      std::vector<cu::match> out;
+      for (const cu::screen_match& m : *r) {
+        out.push_back({m.image.x, m.image.y, m.image.w, m.image.h, m.score, m.scale});
+      }
+      return out;
+    }
     return scaled.w > 0 ? cu::find_template_scaled(hay.view(), scaled, needle.view(), o)
                         : cu::find_template(hay.view(), needle.view(), o);
   };
