@@ -144,6 +144,13 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
   // middle grey, where the decision may flicker, inverting hardly changes
   // a pixel (255 - 127 = 128), so no false edges appear.
   constexpr int kRadius = 16;
+  // Or when most of a strip of the same width and 2 kStripRadius + 1 rows
+  // is: white text on a narrow band of colour (a menu bar, a coloured
+  // button, 20 to 30 pixels tall) has the page above and below it inside
+  // the square, so its top and bottom rows stayed as they were while its
+  // middle turned over, and Tesseract read "Hep" for "Help". A strip
+  // within the band sees only the band.
+  constexpr int kStripRadius = 4;
   const int iw = src.w + 1;
   std::vector<uint32_t> dark_sum(size_t(iw) * size_t(src.h + 1), 0);
   if (options.fix_polarity) {
@@ -168,11 +175,17 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
     const int a = std::max(0, y - kRadius), b = std::min(src.h, y + kRadius + 1);
     const uint32_t* top = dark_sum.data() + size_t(a) * size_t(iw);
     const uint32_t* bottom = dark_sum.data() + size_t(b) * size_t(iw);
+    const int sa = std::max(0, y - kStripRadius), sb = std::min(src.h, y + kStripRadius + 1);
+    const uint32_t* stop = dark_sum.data() + size_t(sa) * size_t(iw);
+    const uint32_t* sbottom = dark_sum.data() + size_t(sb) * size_t(iw);
     for (int x = 0; x < src.w; ++x) {
       const int l = std::max(0, x - kRadius), r = std::min(src.w, x + kRadius + 1);
       const uint32_t dark = bottom[r] - top[r] - bottom[l] + top[l];
       const uint32_t cells = uint32_t((b - a) * (r - l));
-      out[x] = 20 * dark > 13 * cells ? uint8_t(255 - in[x]) : in[x];
+      const uint32_t sdark = sbottom[r] - stop[r] - sbottom[l] + stop[l];
+      const uint32_t scells = uint32_t((sb - sa) * (r - l));
+      const bool dark_around = 20 * dark > 13 * cells || 20 * sdark > 13 * scells;
+      out[x] = dark_around ? uint8_t(255 - in[x]) : in[x];
     }
   }
   if (scale == 1) return fixed;
