@@ -127,6 +127,46 @@ bool on_cancel_check(void* cancel_this, int) {
   return static_cast<const std::atomic<bool>*>(cancel_this)->load(std::memory_order_relaxed);
 }
 
+// Each pixel scaled so that the lightest pixel around it (a square of
+// 2 kRadius + 1, its background once the polarity is fixed) becomes white:
+// dark text on a grey button face, or on a band of colour made light,
+// keeps its contrast but loses the grey. Tesseract binarises the whole
+// image with one threshold (Otsu's), and on a screen of mostly white that
+// threshold fell between the grey and the white: the band went black
+// with its text, and "Help" was read "Hep", GTK's blue "Apply" "RBpIy)".
+// Where even the lightest pixel is dark (under a quarter of white) there
+// is no background to go by, and the pixels stay.
+void stretch_to_background(gray_image& img) {
+  constexpr int kRadius = 5;
+  constexpr int kLeastBackground = 64;
+  const int w = img.w, h = img.h;
+  std::vector<uint8_t> across(img.pixels.size()), light(img.pixels.size());
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* in = img.pixels.data() + size_t(y) * size_t(w);
+    uint8_t* out = across.data() + size_t(y) * size_t(w);
+    for (int x = 0; x < w; ++x) {
+      uint8_t most = 0;
+      for (int k = std::max(0, x - kRadius); k <= std::min(w - 1, x + kRadius); ++k) {
+        most = std::max(most, in[k]);
+      }
+      out[x] = most;
+    }
+  }
+  for (int y = 0; y < h; ++y) {
+    uint8_t* out = light.data() + size_t(y) * size_t(w);
+    std::fill_n(out, size_t(w), uint8_t(0));
+    for (int k = std::max(0, y - kRadius); k <= std::min(h - 1, y + kRadius); ++k) {
+      const uint8_t* row = across.data() + size_t(k) * size_t(w);
+      for (int x = 0; x < w; ++x) out[x] = std::max(out[x], row[x]);
+    }
+  }
+  for (size_t i = 0; i < img.pixels.size(); ++i) {
+    const int bg = light[i];
+    if (bg < kLeastBackground || bg == 255) continue;
+    img.pixels[i] = uint8_t(std::min(255, int(img.pixels[i]) * 255 / bg));
+  }
+}
+
 }  // namespace
 
 gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
@@ -188,6 +228,7 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
       out[x] = dark_around ? uint8_t(255 - in[x]) : in[x];
     }
   }
+  if (options.fix_polarity) stretch_to_background(fixed);
   if (scale == 1) return fixed;
 
   // Bilinear enlargement: output pixel centre (x + 0.5) / scale - 0.5 in

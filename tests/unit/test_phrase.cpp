@@ -186,3 +186,23 @@ TEST_CASE("white text near the edge of a narrow dark band is made dark with its 
   CHECK(at(51, 33) == 255 - 73);  // on its band made light.
   CHECK(at(100, 10) == 255);  // The page above as it was.
 }
+
+TEST_CASE("a grey button face around dark text is made white, the text staying dark") {
+  // A face of grey 200 (GTK's, or a band of colour made light) on a white
+  // page, with a dark stroke of text (grey 40) in it.
+  cu::gray_image img;
+  img.w = 120;
+  img.h = 60;
+  img.pixels.assign(size_t(img.w * img.h), 255);
+  for (int y = 15; y < 45; ++y) {
+    for (int x = 20; x < 100; ++x) img.pixels[size_t(y * img.w + x)] = 200;
+  }
+  for (int y = 25; y < 35; ++y) img.pixels[size_t(y * img.w + 60)] = 40;
+  cu::ocr_options o;
+  o.scale = 1;
+  const cu::gray_image out = cu::prepare_for_ocr(img.view(), o);
+  auto at = [&](int x, int y) { return int(out.pixels[size_t(y * out.w + x)]); };
+  CHECK(at(40, 30) == 255);  // The face, white.
+  CHECK(at(60, 30) < 60);    // The stroke, still dark.
+  CHECK(at(5, 5) == 255);    // The page as it was.
+}
