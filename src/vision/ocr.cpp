@@ -167,6 +167,65 @@ void stretch_to_background(gray_image& img) {
   }
 }
 
+// Thin straight lines erased: a button's or a list's frame, a popup's
+// border, a link's underline. Tesseract took a frame drawn a pixel or two
+// from its text for part of it ("|PressMe|"), and text inside a frame for
+// part of a picture: the options of Chromium's open <select> popup were
+// not read at all. A rule is a run of dark pixels (under mid-grey), at
+// least kRuleLength long (a text stroke is shorter: a 15-pixel font's
+// tallest stem is 11 pixels, its longest bar 8), whose pixels have light
+// ones within two pixels on both sides across it (so it is at most three
+// pixels thick; a bold stroke or a dark area is not a rule). Its pixels
+// take the lighter of the two pixels two away across it.
+void erase_rules(gray_image& img) {
+  constexpr int kRuleLength = 20;
+  const int w = img.w, h = img.h;
+  const auto at = [&](int x, int y) -> uint8_t& { return img.pixels[size_t(y) * size_t(w) + size_t(x)]; };
+  const auto dark = [&](int x, int y) { return at(x, y) < 128; };
+  // Whether (x, y) is a thin dark pixel across the direction (dx, dy):
+  // light within two pixels on each side of it.
+  const auto thin = [&](int x, int y, int dx, int dy) {
+    if (!dark(x, y)) return false;
+    const int x1 = x - dx, y1 = y - dy, x2 = x - 2 * dx, y2 = y - 2 * dy;
+    const int x3 = x + dx, y3 = y + dy, x4 = x + 2 * dx, y4 = y + 2 * dy;
+    if (x2 < 0 || y2 < 0 || x4 >= w || y4 >= h) return false;
+    return (!dark(x1, y1) || !dark(x2, y2)) && (!dark(x3, y3) || !dark(x4, y4));
+  };
+  std::vector<uint8_t> rule(img.pixels.size(), 0);
+  // Across rows (horizontal rules: light above and below), then down
+  // columns (vertical ones).
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool rows = pass == 0;
+    const int lines = rows ? h : w, length = rows ? w : h;
+    for (int line = 0; line < lines; ++line) {
+      int start = -1;
+      for (int i = 0; i <= length; ++i) {
+        const int x = rows ? i : line, y = rows ? line : i;
+        const bool on = i < length && (rows ? thin(x, y, 0, 1) : thin(x, y, 1, 0));
+        if (on && start < 0) start = i;
+        if (on || start < 0) continue;
+        if (i - start >= kRuleLength) {
+          for (int k = start; k < i; ++k) {
+            rule[rows ? size_t(line) * size_t(w) + size_t(k) : size_t(k) * size_t(w) + size_t(line)] =
+                uint8_t(rows ? 1 : 2);
+          }
+        }
+        start = -1;
+      }
+    }
+  }
+  std::vector<uint8_t> out(img.pixels);
+  for (int y = 2; y < h - 2; ++y) {
+    for (int x = 2; x < w - 2; ++x) {
+      const uint8_t r = rule[size_t(y) * size_t(w) + size_t(x)];
+      if (r == 0) continue;
+      out[size_t(y) * size_t(w) + size_t(x)] =
+          r == 1 ? std::max(at(x, y - 2), at(x, y + 2)) : std::max(at(x - 2, y), at(x + 2, y));
+    }
+  }
+  img.pixels = std::move(out);
+}
+
 }  // namespace
 
 gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
@@ -228,7 +287,10 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
       out[x] = dark_around ? uint8_t(255 - in[x]) : in[x];
     }
   }
-  if (options.fix_polarity) stretch_to_background(fixed);
+  if (options.fix_polarity) {
+    stretch_to_background(fixed);
+    erase_rules(fixed);
+  }
   if (scale == 1) return fixed;
 
   // Bilinear enlargement: output pixel centre (x + 0.5) / scale - 0.5 in

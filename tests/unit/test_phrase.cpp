@@ -206,3 +206,28 @@ TEST_CASE("a grey button face around dark text is made white, the text staying d
   CHECK(at(60, 30) < 60);    // The stroke, still dark.
   CHECK(at(5, 5) == 255);    // The page as it was.
 }
+
+TEST_CASE("a thin frame around text is erased, the text's own strokes kept") {
+  // A one-pixel frame of 60x30 on white, a short dark stroke (a letter's
+  // stem, 10 pixels) inside it.
+  cu::gray_image img;
+  img.w = 100;
+  img.h = 60;
+  img.pixels.assign(size_t(img.w * img.h), 255);
+  for (int x = 20; x < 80; ++x) {
+    img.pixels[size_t(15 * img.w + x)] = 0;
+    img.pixels[size_t(44 * img.w + x)] = 0;
+  }
+  for (int y = 15; y < 45; ++y) {
+    img.pixels[size_t(y * img.w + 20)] = 0;
+    img.pixels[size_t(y * img.w + 79)] = 0;
+  }
+  for (int y = 25; y < 35; ++y) img.pixels[size_t(y * img.w + 50)] = 0;
+  cu::ocr_options o;
+  o.scale = 1;
+  const cu::gray_image out = cu::prepare_for_ocr(img.view(), o);
+  auto at = [&](int x, int y) { return int(out.pixels[size_t(y * out.w + x)]); };
+  CHECK(at(50, 15) == 255);  // The frame's top,
+  CHECK(at(20, 30) == 255);  // and its side, erased.
+  CHECK(at(50, 30) == 0);    // The stem kept.
+}
