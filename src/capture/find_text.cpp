@@ -1,6 +1,7 @@
 #include "capture/find_text.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,6 +26,10 @@ ocr_options screen_ocr_options() {
   o.page_seg_mode = 11;
   return o;
 }
+
+// How many of the words read nearest to a phrase not found the answer
+// lists: enough to see a misreading, few enough to cost little context.
+constexpr size_t kNearestWords = 10;
 
 }  // namespace
 
@@ -189,6 +194,22 @@ tool_result text_recognizer::run(const text_job& job) {
   write_rect(j, job.searched);
   j.key("backend").string("ocr");
   j.key("words_read").number(int64_t(words->size()));
+  if (found.empty()) {
+    // What the recognizer did read nearest to the phrase, so that the one
+    // who asked sees why nothing matched (a misread letter, two words read
+    // as one) and where.
+    j.key("nearest").begin_array();
+    for (const near_text& n : nearest_words(*words, req.text, kNearestWords)) {
+      const rect device{s.device.x + n.box.x, s.device.y + n.box.y, n.box.w, n.box.h};
+      const rect image = device_rect_to_image(s, device);
+      j.begin_object().key("text").string(n.text);
+      j.key("x").number(int64_t(image.x)).key("y").number(int64_t(image.y));
+      j.key("width").number(int64_t(image.w)).key("height").number(int64_t(image.h));
+      j.key("similarity").number(std::round(n.similarity * 100) / 100);
+      j.end_object();
+    }
+    j.end_array();
+  }
   if (job.window != 0) j.key("window").string(window_id_text(job.window));
   j.end_object();
   tool_result r = tool_result::json(std::move(out));

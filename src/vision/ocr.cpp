@@ -127,6 +127,105 @@ bool on_cancel_check(void* cancel_this, int) {
   return static_cast<const std::atomic<bool>*>(cancel_this)->load(std::memory_order_relaxed);
 }
 
+// Each pixel scaled so that the lightest pixel around it (a square of
+// 2 kRadius + 1, its background once the polarity is fixed) becomes white:
+// dark text on a grey button face, or on a band of colour made light,
+// keeps its contrast but loses the grey. Tesseract binarises the whole
+// image with one threshold (Otsu's), and on a screen of mostly white that
+// threshold fell between the grey and the white: the band went black
+// with its text, and "Help" was read "Hep", GTK's blue "Apply" "RBpIy)".
+// Where even the lightest pixel is dark (under a quarter of white) there
+// is no background to go by, and the pixels stay.
+void stretch_to_background(gray_image& img) {
+  constexpr int kRadius = 5;
+  constexpr int kLeastBackground = 64;
+  const int w = img.w, h = img.h;
+  std::vector<uint8_t> across(img.pixels.size()), light(img.pixels.size());
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* in = img.pixels.data() + size_t(y) * size_t(w);
+    uint8_t* out = across.data() + size_t(y) * size_t(w);
+    for (int x = 0; x < w; ++x) {
+      uint8_t most = 0;
+      for (int k = std::max(0, x - kRadius); k <= std::min(w - 1, x + kRadius); ++k) {
+        most = std::max(most, in[k]);
+      }
+      out[x] = most;
+    }
+  }
+  for (int y = 0; y < h; ++y) {
+    uint8_t* out = light.data() + size_t(y) * size_t(w);
+    std::fill_n(out, size_t(w), uint8_t(0));
+    for (int k = std::max(0, y - kRadius); k <= std::min(h - 1, y + kRadius); ++k) {
+      const uint8_t* row = across.data() + size_t(k) * size_t(w);
+      for (int x = 0; x < w; ++x) out[x] = std::max(out[x], row[x]);
+    }
+  }
+  for (size_t i = 0; i < img.pixels.size(); ++i) {
+    const int bg = light[i];
+    if (bg < kLeastBackground || bg == 255) continue;
+    img.pixels[i] = uint8_t(std::min(255, int(img.pixels[i]) * 255 / bg));
+  }
+}
+
+// Thin straight lines erased: a button's or a list's frame, a popup's
+// border, a link's underline. Tesseract took a frame drawn a pixel or two
+// from its text for part of it ("|PressMe|"), and text inside a frame for
+// part of a picture: the options of Chromium's open <select> popup were
+// not read at all. A rule is a run of dark pixels (under mid-grey), at
+// least kRuleLength long (a text stroke is shorter: a 15-pixel font's
+// tallest stem is 11 pixels, its longest bar 8), whose pixels have light
+// ones within two pixels on both sides across it (so it is at most three
+// pixels thick; a bold stroke or a dark area is not a rule). Its pixels
+// take the lighter of the two pixels two away across it.
+void erase_rules(gray_image& img) {
+  constexpr int kRuleLength = 20;
+  const int w = img.w, h = img.h;
+  const auto at = [&](int x, int y) -> uint8_t& { return img.pixels[size_t(y) * size_t(w) + size_t(x)]; };
+  const auto dark = [&](int x, int y) { return at(x, y) < 128; };
+  // Whether (x, y) is a thin dark pixel across the direction (dx, dy):
+  // light within two pixels on each side of it.
+  const auto thin = [&](int x, int y, int dx, int dy) {
+    if (!dark(x, y)) return false;
+    const int x1 = x - dx, y1 = y - dy, x2 = x - 2 * dx, y2 = y - 2 * dy;
+    const int x3 = x + dx, y3 = y + dy, x4 = x + 2 * dx, y4 = y + 2 * dy;
+    if (x2 < 0 || y2 < 0 || x4 >= w || y4 >= h) return false;
+    return (!dark(x1, y1) || !dark(x2, y2)) && (!dark(x3, y3) || !dark(x4, y4));
+  };
+  std::vector<uint8_t> rule(img.pixels.size(), 0);
+  // Across rows (horizontal rules: light above and below), then down
+  // columns (vertical ones).
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool rows = pass == 0;
+    const int lines = rows ? h : w, length = rows ? w : h;
+    for (int line = 0; line < lines; ++line) {
+      int start = -1;
+      for (int i = 0; i <= length; ++i) {
+        const int x = rows ? i : line, y = rows ? line : i;
+        const bool on = i < length && (rows ? thin(x, y, 0, 1) : thin(x, y, 1, 0));
+        if (on && start < 0) start = i;
+        if (on || start < 0) continue;
+        if (i - start >= kRuleLength) {
+          for (int k = start; k < i; ++k) {
+            rule[rows ? size_t(line) * size_t(w) + size_t(k) : size_t(k) * size_t(w) + size_t(line)] =
+                uint8_t(rows ? 1 : 2);
+          }
+        }
+        start = -1;
+      }
+    }
+  }
+  std::vector<uint8_t> out(img.pixels);
+  for (int y = 2; y < h - 2; ++y) {
+    for (int x = 2; x < w - 2; ++x) {
+      const uint8_t r = rule[size_t(y) * size_t(w) + size_t(x)];
+      if (r == 0) continue;
+      out[size_t(y) * size_t(w) + size_t(x)] =
+          r == 1 ? std::max(at(x, y - 2), at(x, y + 2)) : std::max(at(x - 2, y), at(x + 2, y));
+    }
+  }
+  img.pixels = std::move(out);
+}
+
 }  // namespace
 
 gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
@@ -144,6 +243,13 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
   // middle grey, where the decision may flicker, inverting hardly changes
   // a pixel (255 - 127 = 128), so no false edges appear.
   constexpr int kRadius = 16;
+  // Or when most of a strip of the same width and 2 kStripRadius + 1 rows
+  // is: white text on a narrow band of colour (a menu bar, a coloured
+  // button, 20 to 30 pixels tall) has the page above and below it inside
+  // the square, so its top and bottom rows stayed as they were while its
+  // middle turned over, and Tesseract read "Hep" for "Help". A strip
+  // within the band sees only the band.
+  constexpr int kStripRadius = 4;
   const int iw = src.w + 1;
   std::vector<uint32_t> dark_sum(size_t(iw) * size_t(src.h + 1), 0);
   if (options.fix_polarity) {
@@ -168,12 +274,22 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
     const int a = std::max(0, y - kRadius), b = std::min(src.h, y + kRadius + 1);
     const uint32_t* top = dark_sum.data() + size_t(a) * size_t(iw);
     const uint32_t* bottom = dark_sum.data() + size_t(b) * size_t(iw);
+    const int sa = std::max(0, y - kStripRadius), sb = std::min(src.h, y + kStripRadius + 1);
+    const uint32_t* stop = dark_sum.data() + size_t(sa) * size_t(iw);
+    const uint32_t* sbottom = dark_sum.data() + size_t(sb) * size_t(iw);
     for (int x = 0; x < src.w; ++x) {
       const int l = std::max(0, x - kRadius), r = std::min(src.w, x + kRadius + 1);
       const uint32_t dark = bottom[r] - top[r] - bottom[l] + top[l];
       const uint32_t cells = uint32_t((b - a) * (r - l));
-      out[x] = 20 * dark > 13 * cells ? uint8_t(255 - in[x]) : in[x];
+      const uint32_t sdark = sbottom[r] - stop[r] - sbottom[l] + stop[l];
+      const uint32_t scells = uint32_t((sb - sa) * (r - l));
+      const bool dark_around = 20 * dark > 13 * cells || 20 * sdark > 13 * scells;
+      out[x] = dark_around ? uint8_t(255 - in[x]) : in[x];
     }
+  }
+  if (options.fix_polarity) {
+    stretch_to_background(fixed);
+    erase_rules(fixed);
   }
   if (scale == 1) return fixed;
 

@@ -43,7 +43,8 @@ struct ocr_options {
 };
 
 // The image Tesseract is given: areas whose background is dark (a dark
-// theme, a terminal's black) inverted so that all text is dark on light,
+// theme, a terminal's black, a menu bar or button of white on colour)
+// inverted so that all text is dark on light,
 // then enlarged scale times (bilinear). Tesseract's layout analysis treats a
 // light window on a dark desktop as a picture and drops its text; with every
 // background light the windows read as blocks of text.

@@ -64,6 +64,58 @@ bool starts_with(std::string_view s, std::string_view head) {
   return s.size() >= head.size() && s.substr(0, head.size()) == head;
 }
 
+// What a person reads as the word when OCR glues a frame's edge or a
+// bracket to it: the folded text without the marks at its ends that are
+// not letters or digits (a button's border reads "|" or "[", "Save" in
+// quotes keeps its quotes). Empty when the word is only such marks.
+std::string_view core_of(std::string_view w) {
+  auto mark = [](char c) { return std::string_view("|[](){}<>'\"`.,:;!?*_~").find(c) !=
+                                  std::string_view::npos; };
+  size_t a = 0, b = w.size();
+  while (a < b && mark(w[a])) ++a;
+  while (b > a && mark(w[b - 1])) --b;
+  return w.substr(a, b - a);
+}
+
+// Whether a word read is the token whole: equal, or equal once the marks
+// at both ends are set aside.
+bool same_word(std::string_view word, std::string_view token) {
+  if (word == token) return true;
+  const std::string_view c = core_of(word);
+  return !c.empty() && c == core_of(token);
+}
+
+// Whether code point boundary at byte i of a folded word starts or ends a
+// part a person sees as a word of its own: the ends of its core, a change
+// from a lower case letter to a capital in the word as read ("PressMe"),
+// or between letters and digits.
+bool word_boundary(std::string_view read, std::string_view folded, size_t i) {
+  const std::string_view c = core_of(folded);
+  const size_t begin = size_t(c.data() - folded.data()), end = begin + c.size();
+  if (i <= begin || i >= end) return true;
+  if (read.size() != folded.size()) return false;
+  const char a = read[i - 1], b = read[i];
+  const bool a_digit = a >= '0' && a <= '9', b_digit = b >= '0' && b <= '9';
+  if (a_digit != b_digit) return true;
+  return a >= 'a' && a <= 'z' && b >= 'A' && b <= 'Z';
+}
+
+// The Levenshtein distance between a and b, in bytes.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
 // Whether b may follow a in one phrase: on the same line (their heights
 // overlap by half the smaller one), to its right, and near.
 bool may_follow(const ocr_word& a, const ocr_word& b) {
@@ -125,18 +177,70 @@ std::vector<std::string> phrase_tokens(std::string_view phrase) {
 std::vector<phrase_match> find_phrase(const std::vector<ocr_word>& words, std::string_view phrase,
                                       bool exact, size_t max_results) {
   const std::vector<std::string> tokens = phrase_tokens(phrase);
-  std::vector<phrase_match> whole, partial;
-  if (tokens.empty() || max_results == 0) return whole;
+  // By rank: whole words; parts of words that a person would see as words
+  // of their own ("Press" in "PressMe"); other parts ("Press" in "pressed").
+  std::vector<phrase_match> ranked[3];
+  if (tokens.empty() || max_results == 0) return {};
   std::vector<folded_word> folded;
   folded.reserve(words.size());
   for (const ocr_word& w : words) folded.push_back(fold_word(w.text));
   const size_t n = tokens.size();
   const std::vector<int> next = next_words(words);
+  std::string glued_tokens;
+  for (const std::string& t : tokens) glued_tokens += core_of(t);
+
+  auto add = [&](const std::vector<size_t>& run, int rank, size_t first_from, size_t last_to) {
+    phrase_match m;
+    m.whole_words = rank == 0;
+    m.confidence = 1;
+    int x0 = words[run[0]].box.x, y0 = words[run[0]].box.y;
+    int x1 = x0 + words[run[0]].box.w, y1 = y0 + words[run[0]].box.h;
+    for (size_t k = 0; k < run.size(); ++k) {
+      const ocr_word& w = words[run[k]];
+      if (k > 0) m.text += ' ';
+      m.text += w.text;
+      m.confidence = std::min(m.confidence, w.confidence);
+      x0 = std::min(x0, w.box.x);
+      y0 = std::min(y0, w.box.y);
+      x1 = std::max(x1, w.box.x + w.box.w);
+      y1 = std::max(y1, w.box.y + w.box.h);
+    }
+    // Narrowed to the matched characters of the first and last words.
+    const folded_word& first = folded[run.front()];
+    const folded_word& last = folded[run.back()];
+    if (first_from > 0 && first_from < first.index.size()) {
+      x0 = part_of(words[run.front()].box, first.index[first_from], first.code_points,
+                   first.code_points)
+               .first;
+    }
+    if (last_to > 0 && last_to < last.index.size()) {
+      x1 = part_of(words[run.back()].box, 0, last.index[last_to], last.code_points).second;
+    }
+    m.box = rect{x0, y0, std::max(1, x1 - x0), y1 - y0};
+    ranked[rank].push_back(std::move(m));
+  };
 
   for (size_t i = 0; i < words.size(); ++i) {
     // The n words from word i along its line.
     std::vector<size_t> run{i};
     while (run.size() < n && next[run.back()] >= 0) run.push_back(size_t(next[run.back()]));
+
+    // The phrase's words read as fewer words, their spaces lost ("Press
+    // Me" read "|PressMe|": a button's narrow space next to its border):
+    // whole words, as a person reads them.
+    if (n > 1) {
+      std::string glued;
+      bool found = false;
+      for (size_t k = 0; k < run.size() && k + 1 < n && !found; ++k) {
+        glued += core_of(folded[run[k]].text);
+        if (glued == glued_tokens) {
+          add(std::vector<size_t>(run.begin(), run.begin() + std::ptrdiff_t(k + 1)), 0, 0,
+              folded[run[k]].text.size());
+          found = true;
+        }
+      }
+      if (found) continue;
+    }
     if (run.size() < n) continue;
     bool ok = true;
     // Where the match starts in the first word and ends in the last, as
@@ -146,7 +250,7 @@ std::vector<phrase_match> find_phrase(const std::vector<ocr_word>& words, std::s
     for (size_t k = 0; k < n && ok; ++k) {
       const std::string& w = folded[run[k]].text;
       const std::string& t = tokens[k];
-      if (w == t) continue;
+      if (same_word(w, t)) continue;
       all_whole = false;
       if (exact) {
         ok = false;
@@ -166,38 +270,80 @@ std::vector<phrase_match> find_phrase(const std::vector<ocr_word>& words, std::s
       }
     }
     if (!ok) continue;
+    int rank = 0;
+    if (!all_whole) {
+      const ocr_word& fw = words[run.front()];
+      const ocr_word& lw = words[run.back()];
+      const bool bounded = word_boundary(fw.text, folded[run.front()].text, first_from) &&
+                           word_boundary(lw.text, folded[run.back()].text, last_to);
+      rank = bounded ? 1 : 2;
+    }
+    add(run, rank, all_whole ? 0 : first_from, all_whole ? folded[run.back()].text.size() : last_to);
+  }
+  std::vector<phrase_match> out;
+  for (auto& group : ranked) {
+    for (phrase_match& m : group) {
+      if (out.size() == max_results) return out;
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
 
-    phrase_match m;
-    m.whole_words = all_whole;
-    m.confidence = 1;
+std::vector<near_text> nearest_words(const std::vector<ocr_word>& words, std::string_view phrase,
+                                     size_t most) {
+  const std::vector<std::string> tokens = phrase_tokens(phrase);
+  std::vector<near_text> out;
+  if (tokens.empty() || most == 0) return out;
+  std::string want;
+  for (const std::string& t : tokens) want += core_of(t);
+  if (want.empty()) want = tokens.front();
+  const std::vector<int> next = next_words(words);
+  std::vector<std::pair<double, size_t>> order;  // (similarity, index into out)
+  for (size_t i = 0; i < words.size(); ++i) {
+    // The best of the runs of 1 to n words from word i along its line.
+    std::vector<size_t> run;
+    std::string glued;
+    double best = -1;
+    size_t best_len = 0;
+    for (size_t k = i; run.size() < std::min<size_t>(tokens.size(), 8);) {
+      run.push_back(k);
+      glued += core_of(fold_word(words[k].text).text);
+      const size_t longer = std::max(glued.size(), want.size());
+      const double similar =
+          longer == 0 ? 0 : 1.0 - double(edit_distance(glued, want)) / double(longer);
+      if (similar > best) {
+        best = similar;
+        best_len = run.size();
+      }
+      if (next[k] < 0 || glued.size() > kMaxPhraseBytes) break;
+      k = size_t(next[k]);
+    }
+    near_text t;
+    t.similarity = std::max(0.0, best);
     int x0 = words[i].box.x, y0 = words[i].box.y;
     int x1 = x0 + words[i].box.w, y1 = y0 + words[i].box.h;
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = 0; k < best_len; ++k) {
       const ocr_word& w = words[run[k]];
-      if (k > 0) m.text += ' ';
-      m.text += w.text;
-      m.confidence = std::min(m.confidence, w.confidence);
+      if (k > 0) t.text += ' ';
+      t.text += w.text;
       x0 = std::min(x0, w.box.x);
       y0 = std::min(y0, w.box.y);
       x1 = std::max(x1, w.box.x + w.box.w);
       y1 = std::max(y1, w.box.y + w.box.h);
     }
-    // Narrowed to the matched characters of the first and last words.
-    const folded_word& first = folded[run[0]];
-    const folded_word& last = folded[run[n - 1]];
-    if (first_from > 0 && first_from < first.index.size()) {
-      x0 = part_of(words[run[0]].box, first.index[first_from], first.code_points, first.code_points)
-               .first;
-    }
-    if (last_to > 0 && last_to < last.index.size()) {
-      x1 = part_of(words[run[n - 1]].box, 0, last.index[last_to], last.code_points).second;
-    }
-    m.box = rect{x0, y0, std::max(1, x1 - x0), y1 - y0};
-    (all_whole ? whole : partial).push_back(std::move(m));
+    t.box = rect{x0, y0, x1 - x0, y1 - y0};
+    order.emplace_back(t.similarity, out.size());
+    out.push_back(std::move(t));
   }
-  for (phrase_match& m : partial) whole.push_back(std::move(m));
-  if (whole.size() > max_results) whole.resize(max_results);
-  return whole;
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<near_text> best;
+  for (const auto& [similar, index] : order) {
+    if (best.size() == most) break;
+    best.push_back(std::move(out[index]));
+  }
+  return best;
 }
 
 }  // namespace cu

@@ -118,3 +118,116 @@ TEST_CASE("prepare_for_ocr makes a dark background light and keeps a light one, 
   o.fix_polarity = false;
   CHECK(cu::prepare_for_ocr(img.view(), o).pixels[size_t(10 * 256 + 10)] == 0);
 }
+
+TEST_CASE("a phrase read without its spaces or with a frame's edge glued to it matches whole") {
+  // A button's border read as "|", its narrow space lost: "|PressMe|".
+  auto words = line_of({"|PressMe|", "[Cancel]"}, 10, 10);
+  auto found = find_phrase(words, "Press Me", true, 10);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].text == "|PressMe|");
+  CHECK(found[0].whole_words);
+  CHECK(found[0].box == words[0].box);
+  auto cancel = find_phrase(words, "cancel", true, 10);
+  REQUIRE(cancel.size() == 1);
+  CHECK(cancel[0].box == words[1].box);
+}
+
+TEST_CASE("a whole word comes first, then a word the text begins at a capital, then one holding it") {
+  // "pressed" is read first (higher on the screen).
+  auto words = line_of({"pressed"}, 10, 10);
+  auto glued = line_of({"PressMe"}, 10, 40);
+  auto whole = line_of({"Press"}, 10, 70);
+  words.insert(words.end(), glued.begin(), glued.end());
+  words.insert(words.end(), whole.begin(), whole.end());
+  auto found = find_phrase(words, "Press", false, 10);
+  REQUIRE(found.size() == 3);
+  CHECK(found[0].text == "Press");
+  CHECK(found[1].text == "PressMe");
+  CHECK(found[2].text == "pressed");
+  CHECK(find_phrase(words, "Press", true, 10).size() == 1);
+}
+
+TEST_CASE("the words nearest to a phrase not found come most alike first, at most as asked") {
+  auto words = line_of({"Fre", "eat", "View", "Hep"}, 10, 10);
+  auto more = line_of({"openrile", "settings"}, 10, 40);
+  words.insert(words.end(), more.begin(), more.end());
+  CHECK(find_phrase(words, "Open File", false, 10).empty());
+  auto near = cu::nearest_words(words, "Open File", 3);
+  REQUIRE(near.size() == 3);
+  CHECK(near[0].text == "openrile");
+  CHECK(near[0].box == more[0].box);
+  CHECK(near[0].similarity > 0.8);
+  CHECK(near[0].similarity >= near[1].similarity);
+  CHECK(near[1].similarity >= near[2].similarity);
+  // A two-word phrase may be nearest to two words of a line.
+  auto two = cu::nearest_words(line_of({"Opem", "Flle"}, 10, 70), "Open File", 10);
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].text == "Opem Flle");
+  CHECK(cu::nearest_words(words, "Help", 0).empty());
+}
+
+TEST_CASE("white text near the edge of a narrow dark band is made dark with its band") {
+  // A menu bar: a 20-pixel band of dark blue (grey 73) across white, with a
+  // white line of "text" 3 rows below its top, where a square around the
+  // pixel is mostly white page: the band's own rows decide.
+  cu::gray_image img;
+  img.w = 200;
+  img.h = 80;
+  img.pixels.assign(size_t(img.w * img.h), 255);
+  for (int y = 30; y < 50; ++y) {
+    for (int x = 0; x < img.w; ++x) img.pixels[size_t(y * img.w + x)] = 73;
+  }
+  for (int x = 50; x < 150; x += 3) img.pixels[size_t(33 * img.w + x)] = 255;
+  cu::ocr_options o;
+  o.scale = 1;
+  const cu::gray_image out = cu::prepare_for_ocr(img.view(), o);
+  auto at = [&](int x, int y) { return int(out.pixels[size_t(y * out.w + x)]); };
+  CHECK(at(50, 33) == 0);     // The white text, now dark,
+  CHECK(at(51, 33) == 255 - 73);  // on its band made light.
+  CHECK(at(100, 10) == 255);  // The page above as it was.
+}
+
+TEST_CASE("a grey button face around dark text is made white, the text staying dark") {
+  // A face of grey 200 (GTK's, or a band of colour made light) on a white
+  // page, with a dark stroke of text (grey 40) in it.
+  cu::gray_image img;
+  img.w = 120;
+  img.h = 60;
+  img.pixels.assign(size_t(img.w * img.h), 255);
+  for (int y = 15; y < 45; ++y) {
+    for (int x = 20; x < 100; ++x) img.pixels[size_t(y * img.w + x)] = 200;
+  }
+  for (int y = 25; y < 35; ++y) img.pixels[size_t(y * img.w + 60)] = 40;
+  cu::ocr_options o;
+  o.scale = 1;
+  const cu::gray_image out = cu::prepare_for_ocr(img.view(), o);
+  auto at = [&](int x, int y) { return int(out.pixels[size_t(y * out.w + x)]); };
+  CHECK(at(40, 30) == 255);  // The face, white.
+  CHECK(at(60, 30) < 60);    // The stroke, still dark.
+  CHECK(at(5, 5) == 255);    // The page as it was.
+}
+
+TEST_CASE("a thin frame around text is erased, the text's own strokes kept") {
+  // A one-pixel frame of 60x30 on white, a short dark stroke (a letter's
+  // stem, 10 pixels) inside it.
+  cu::gray_image img;
+  img.w = 100;
+  img.h = 60;
+  img.pixels.assign(size_t(img.w * img.h), 255);
+  for (int x = 20; x < 80; ++x) {
+    img.pixels[size_t(15 * img.w + x)] = 0;
+    img.pixels[size_t(44 * img.w + x)] = 0;
+  }
+  for (int y = 15; y < 45; ++y) {
+    img.pixels[size_t(y * img.w + 20)] = 0;
+    img.pixels[size_t(y * img.w + 79)] = 0;
+  }
+  for (int y = 25; y < 35; ++y) img.pixels[size_t(y * img.w + 50)] = 0;
+  cu::ocr_options o;
+  o.scale = 1;
+  const cu::gray_image out = cu::prepare_for_ocr(img.view(), o);
+  auto at = [&](int x, int y) { return int(out.pixels[size_t(y * out.w + x)]); };
+  CHECK(at(50, 15) == 255);  // The frame's top,
+  CHECK(at(20, 30) == 255);  // and its side, erased.
+  CHECK(at(50, 30) == 0);    // The stem kept.
+}

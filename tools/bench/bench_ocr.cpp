@@ -7,7 +7,11 @@
 // X,Y,W,H, and reads it with ocr_engine::recognize: one untimed call, then
 // --runs N (3) timed ones. Options: --scale S (2), --psm M (11),
 // --no-polarity, --words (print every word with its box and confidence),
-// --expect "a phrase" (repeatable: whether find_phrase finds it).
+// --expect "a phrase" (repeatable: whether find_phrase finds it),
+// --labels FILE (lines "X Y W H text": a label shown there, in the image's
+// pixels; whether find_phrase finds it with a box overlapping that one, and
+// the words read nearest to each one missed: tools/bench/bench-recall's
+// measure).
 //
 // Prints the engine's start-up time, each recognition's time in
 // milliseconds, the number of words and the expected phrases found or not.
@@ -56,6 +60,7 @@ int main(int argc, char** argv) {
   bool print_words = false;
   const char* dump = nullptr;
   std::vector<std::string> expect;
+  const char* labels_path = nullptr;
   int cx = 0, cy = 0, cw = 0, ch = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -71,6 +76,8 @@ int main(int argc, char** argv) {
       dump = argv[++i];
     } else if (a == "--words") {
       print_words = true;
+    } else if (a == "--labels" && i + 1 < argc) {
+      labels_path = argv[++i];
     } else if (a == "--expect" && i + 1 < argc) {
       expect.emplace_back(argv[++i]);
     } else if (sscanf(a.c_str(), "%d,%d,%d,%d", &cx, &cy, &cw, &ch) != 4) {
@@ -140,6 +147,41 @@ int main(int argc, char** argv) {
     }
     printf("\n");
     if (found.empty()) ++missing;
+  }
+  if (labels_path != nullptr) {
+    FILE* f = fopen(labels_path, "r");
+    if (f == nullptr) {
+      fprintf(stderr, "bench_ocr: cannot read %s\n", labels_path);
+      return 1;
+    }
+    char line[1024];
+    int shown = 0, found = 0;
+    while (fgets(line, sizeof line, f) != nullptr) {
+      int x, y, w, h, at = 0;
+      if (sscanf(line, "%d %d %d %d %n", &x, &y, &w, &h, &at) != 4) continue;
+      std::string text(line + at);
+      while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+      const cu::rect truth{x - (cw > 0 ? cx : 0), y - (cw > 0 ? cy : 0), w, h};
+      ++shown;
+      bool hit = false;
+      for (const cu::phrase_match& m : cu::find_phrase(words, text, false, 100)) {
+        hit = hit || (m.box.x < truth.x + truth.w && truth.x < m.box.x + m.box.w &&
+                      m.box.y < truth.y + truth.h && truth.y < m.box.y + m.box.h);
+      }
+      if (hit) {
+        ++found;
+        continue;
+      }
+      printf("label MISSED \"%s\" at (%d,%d %dx%d); nearest:", text.c_str(), truth.x, truth.y,
+             truth.w, truth.h);
+      for (const cu::near_text& n : cu::nearest_words(words, text, 3)) {
+        printf(" \"%s\" (%d,%d %.2f)", n.text.c_str(), n.box.x, n.box.y, n.similarity);
+      }
+      printf("\n");
+    }
+    fclose(f);
+    printf("labels found %d of %d\n", found, shown);
+    if (found < shown) ++missing;
   }
   return missing == 0 ? 0 : 3;
 }

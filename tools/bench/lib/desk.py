@@ -177,10 +177,11 @@ def page_origin(move_to, spy):
 class Desk:
     """Xvfb + openbox + the server; programs started on it are stopped with it."""
 
-    def __init__(self, binary, toolsets="", env_extra=None, server_stderr=None):
+    def __init__(self, binary, toolsets="", env_extra=None, server_stderr=None, size=None):
+        """size: the screen's (width, height), 1920x1080 by default; binary None: no server."""
         self.children = bench.Children()
         self.tmp = tempfile.mkdtemp(prefix="cu-apps-")
-        self.display = bench.start_xvfb(self.children)
+        self.display = bench.start_xvfb(self.children, *(size or ()))
         self.env = dict(bench.x_env(self.display), HOME=self.tmp,
                         XDG_CONFIG_HOME=os.path.join(self.tmp, "config"),
                         XDG_CACHE_HOME=os.path.join(self.tmp, "cache"),
@@ -195,6 +196,9 @@ class Desk:
                       and "window id" in xprop(self.display, "-root",
                                                "_NET_SUPPORTING_WM_CHECK"),
                       10, "openbox did not start")
+        self.server = self.client = None
+        if binary is None:
+            return
         senv = bench.server_env(self.display, self.tmp)
         # The defaults an agent's host gets: the settle before a look, pacing.
         senv.pop("CU_SCREENSHOT_DELAY", None)
@@ -252,7 +256,7 @@ class Desk:
 
     def close(self):
         try:
-            if self.server.poll() is None:
+            if self.server is not None and self.server.poll() is None:
                 bench.close_server(self.server)
         finally:
             self.children.stop_all()
