@@ -439,18 +439,23 @@ std::vector<candidate> local_maxima(const std::vector<float>& map, int nx, int n
   return out;
 }
 
+// The share of a match's area another may cover and still be a match of
+// its own (find_template's rule: more than half is the same match).
+constexpr double kMatchOverlap = 0.5;
+
 // Greedy non-maximum suppression over candidates (best first already): a
-// candidate is kept unless its w x h rectangle shares more than half its
-// area with one kept before it. Stops at max_results.
-std::vector<match> suppress(const std::vector<candidate>& sorted, int w, int h, int max_results) {
+// candidate is kept unless its w x h rectangle shares more than overlap of
+// its area with one kept before it. Stops at max_results.
+std::vector<match> suppress(const std::vector<candidate>& sorted, int w, int h, int max_results,
+                            double overlap) {
   std::vector<match> kept;
-  const int64_t half_area = int64_t(w) * h / 2;
+  const double limit = overlap * double(w) * h;
   for (const candidate& c : sorted) {
     bool overlaps = false;
     for (const match& m : kept) {
       const int64_t ox = std::max(0, std::min(c.x, m.x) + w - std::max(c.x, m.x));
       const int64_t oy = std::max(0, std::min(c.y, m.y) + h - std::max(c.y, m.y));
-      if (ox * oy > half_area) {
+      if (double(ox * oy) > limit) {
         overlaps = true;
         break;
       }
@@ -463,21 +468,22 @@ std::vector<match> suppress(const std::vector<candidate>& sorted, int w, int h, 
 }
 
 // The final list from full-resolution candidates with exact scores.
-std::vector<match> finish(std::vector<candidate> cands, const tmpl& t, const match_options& o) {
+std::vector<match> finish(std::vector<candidate> cands, const tmpl& t, const match_options& o,
+                          double overlap) {
   std::erase_if(cands, [&](const candidate& c) { return !(c.score >= o.threshold && c.score > 0); });
   std::sort(cands.begin(), cands.end(), better);
-  return suppress(cands, t.w, t.h, o.max_results);
+  return suppress(cands, t.w, t.h, o.max_results, overlap);
 }
 
 std::vector<match> search_exhaustive(const plane& hay, const tmpl& t, const match_options& o,
-                                     const kernels& k) {
+                                     const kernels& k, double overlap) {
   const int nx = hay.w - t.w + 1, ny = hay.h - t.h + 1;
   const std::vector<float> map = score_map(hay, t, k);
   // The map holds floats; a position within float rounding of the threshold
   // is rescored exactly before the threshold decides.
   std::vector<candidate> cands = local_maxima(map, nx, ny, o.threshold - 1e-5);
   for (candidate& c : cands) c.score = score_at(hay, c.x, c.y, t, k);
-  return finish(std::move(cands), t, o);
+  return finish(std::move(cands), t, o, overlap);
 }
 
 // How many candidates survive each level of the pyramid search, and how far
@@ -559,7 +565,7 @@ int coarse_level(int w, int h) {
 }
 
 std::vector<match> search_pyramid(plane hay0, const plane& needle0, const match_options& o,
-                                  const kernels& k) {
+                                  const kernels& k, double overlap) {
   const int top = coarse_level(needle0.w, needle0.h);
   std::vector<plane> hay, needle;
   hay.push_back(std::move(hay0));
@@ -575,7 +581,7 @@ std::vector<match> search_pyramid(plane hay0, const plane& needle0, const match_
   // than the blocks) cannot rank anything, so the search starts lower.
   int l = top;
   while (l > 0 && t[size_t(l)].var == 0) --l;
-  if (l == 0) return search_exhaustive(hay[0], t[0], o, k);
+  if (l == 0) return search_exhaustive(hay[0], t[0], o, k, overlap);
   const plane& ht = hay[size_t(l)];
   const tmpl& tt = t[size_t(l)];
   const int nx = ht.w - tt.w + 1, ny = ht.h - tt.h + 1;
@@ -588,7 +594,7 @@ std::vector<match> search_pyramid(plane hay0, const plane& needle0, const match_
     for (candidate& c : cands) c = refine(hay[size_t(l)], t[size_t(l)], k, 2 * c.x, 2 * c.y);
     if (l > 0) cands = prune(std::move(cands), keep_at(l, o.max_results), o.threshold);
   }
-  return finish(std::move(cands), t[0], o);
+  return finish(std::move(cands), t[0], o, overlap);
 }
 
 [[gnu::format(printf, 1, 2)]] error invalid(const char* fmt, ...) {
@@ -691,6 +697,43 @@ area_taps make_taps(int S, int D) {
   return t;
 }
 
+// The taps of an area-averaging downscale by the factor s (source pixels
+// per destination pixel, at least 1) whose grid starts p source pixels in
+// (0 <= p < s): destination sample i covers [p + i * s, p + (i + 1) * s),
+// which lies inside the S source samples for i < n. These are make_taps'
+// weights, with the spans in 1/65536ths of a source pixel: the same
+// running sum in 1/256ths, so a grid at the screen's own factor and offset
+// gives a screenshot's own weights (to a 1/256th where the spans round).
+area_taps make_phase_taps(int S, double s, double p, int n) {
+  constexpr int64_t Q = 1 << 16;
+  auto edge = [&](int i) {
+    return std::min(int64_t(S) * Q, int64_t(std::llround((p + i * s) * double(Q))));
+  };
+  area_taps t;
+  for (int i = 0; i < n; ++i) {
+    const int64_t a = edge(i), b = edge(i + 1);
+    t.count = std::max(t.count, int((b - 1) / Q - a / Q + 1));
+  }
+  t.start.resize(size_t(n));
+  t.w.assign(size_t(n) * size_t(t.count), 0);
+  for (int i = 0; i < n; ++i) {
+    const int64_t a = edge(i), b = edge(i + 1), span = b - a;
+    const int start = std::min(int(a / Q), S - t.count);
+    t.start[size_t(i)] = start;
+    int64_t covered = 0;
+    int prev = 0;
+    for (int k = 0; k < t.count; ++k) {
+      const int64_t j = start + k;
+      const int64_t lo = std::max(a, j * Q), hi = std::min(b, (j + 1) * Q);
+      if (hi > lo) covered += hi - lo;
+      const int cum = int((covered * 256 + span / 2) / span);
+      t.w[size_t(i) * size_t(t.count) + size_t(k)] = uint16_t(cum - prev);
+      prev = cum;
+    }
+  }
+  return t;
+}
+
 // One destination row of area_downscale from a vertically filtered row:
 // K taps a sample (0: xt.count, unrolled for the usual two or three).
 template <int K>
@@ -752,10 +795,12 @@ gray_image to_gray(const uint8_t* pixels, int w, int h, size_t stride, color_lay
   return g;
 }
 
-gray_image area_downscale(const gray_view& src, int dst_w, int dst_h) {
-  // capture/scale.cpp's arithmetic, on one channel (that file is a sibling
-  // layer, so the few lines are repeated here rather than included).
-  const area_taps xt = make_taps(src.w, dst_w), yt = make_taps(src.h, dst_h);
+namespace {
+
+// area_downscale through given taps: one destination pixel per tap set,
+// xt.start.size() x yt.start.size() of them.
+gray_image downscale_taps(const gray_view& src, const area_taps& xt, const area_taps& yt) {
+  const int dst_w = int(xt.start.size()), dst_h = int(yt.start.size());
   gray_image d{dst_w, dst_h, std::vector<uint8_t>(size_t(dst_w) * size_t(dst_h))};
   // One vertically filtered source row, in 1/256ths of a grey level (at
   // most 256 * 255, so 16 bits).
@@ -777,6 +822,14 @@ gray_image area_downscale(const gray_view& src, int dst_w, int dst_h) {
     }
   }
   return d;
+}
+
+}  // namespace
+
+gray_image area_downscale(const gray_view& src, int dst_w, int dst_h) {
+  // capture/scale.cpp's arithmetic, on one channel (that file is a sibling
+  // layer, so the few lines are repeated here rather than included).
+  return downscale_taps(src, make_taps(src.w, dst_w), make_taps(src.h, dst_h));
 }
 
 double ncc_at(const gray_view& hay, const gray_view& needle, int x, int y) {
@@ -802,8 +855,12 @@ double ncc_at(const gray_view& hay, const gray_view& needle, int x, int y) {
   return std::clamp(num / std::sqrt(tt * ii), -1.0, 1.0);
 }
 
-result<std::vector<match>> find_template(const gray_view& haystack, const gray_view& needle,
-                                         const match_options& o) {
+namespace {
+
+// find_template with its overlap rule as a parameter: find_on_screen takes
+// grey candidates that overlap more, to score them again itself.
+result<std::vector<match>> find_candidates(const gray_view& haystack, const gray_view& needle,
+                                           const match_options& o, double overlap) {
   if (auto e = check(haystack, needle, o); !e) return e.take_error();
   const kernels k = pick_kernels(o.use_simd);
   plane hay = copy_plane(haystack);
@@ -818,9 +875,16 @@ result<std::vector<match>> find_template(const gray_view& haystack, const gray_v
                                                          : match_method::pyramid;
   }
   if (method == match_method::pyramid && coarse_level(nee.w, nee.h) > 0) {
-    return search_pyramid(std::move(hay), nee, o, k);
+    return search_pyramid(std::move(hay), nee, o, k, overlap);
   }
-  return search_exhaustive(hay, make_tmpl(nee), o, k);
+  return search_exhaustive(hay, make_tmpl(nee), o, k, overlap);
+}
+
+}  // namespace
+
+result<std::vector<match>> find_template(const gray_view& haystack, const gray_view& needle,
+                                         const match_options& o) {
+  return find_candidates(haystack, needle, o, kMatchOverlap);
 }
 
 namespace {
@@ -903,31 +967,46 @@ void place_at_device(const gray_view& device, size2 image, const plane& up,
 namespace {
 
 // The screenshot's colours over r (image pixels) from src, through the taps
-// of its downscale: area_downscale's arithmetic, one pixel at a time.
+// of its downscale: area_downscale's arithmetic on each channel, rows
+// first, over the source columns r needs.
 rgb_image sample_area(const color_view& src, const area_taps& xt, const area_taps& yt,
                       const rect& r) {
   rgb_image out{r.w, r.h, std::vector<uint8_t>(size_t(r.w) * size_t(r.h) * 3)};
   const color_layout l = src.layout;
   const int channel[3] = {l.r, l.g, l.b};
+  const size_t bpp = size_t(l.bytes_per_pixel);
+  const int c0 = xt.start[size_t(r.x)];
+  const int c1 = xt.start[size_t(r.x + r.w - 1)] + xt.count;
+  // One row's vertical sums of the columns c0 to c1, in 1/256ths as
+  // area_downscale keeps them (at most 256 * 255), three channels a column.
+  std::vector<uint16_t> acc(size_t(c1 - c0) * 3);
   uint8_t* o = out.pixels.data();
   for (int y = r.y; y < r.y + r.h; ++y) {
     const uint16_t* wy = &yt.w[size_t(y) * size_t(yt.count)];
     const int sy = yt.start[size_t(y)];
+    std::fill(acc.begin(), acc.end(), uint16_t(0));
+    for (int ky = 0; ky < yt.count; ++ky) {
+      const uint32_t w = wy[ky];
+      const uint8_t* p = src.px(c0, sy + ky);
+      uint16_t* a = acc.data();
+      for (int x = c0; x < c1; ++x, p += bpp, a += 3) {
+        a[0] = uint16_t(a[0] + w * p[channel[0]]);
+        a[1] = uint16_t(a[1] + w * p[channel[1]]);
+        a[2] = uint16_t(a[2] + w * p[channel[2]]);
+      }
+    }
     for (int x = r.x; x < r.x + r.w; ++x) {
       const uint16_t* wx = &xt.w[size_t(x) * size_t(xt.count)];
-      const int sx = xt.start[size_t(x)];
-      for (int c = 0; c < 3; ++c) {
-        uint32_t v = 1u << 15;
-        for (int kx = 0; kx < xt.count; ++kx) {
-          // The column's vertical sum, in 1/256ths as area_downscale keeps it.
-          uint32_t acc = 0;
-          for (int ky = 0; ky < yt.count; ++ky) {
-            acc += uint32_t(wy[ky]) * src.px(sx + kx, sy + ky)[channel[c]];
-          }
-          v += uint32_t(wx[kx]) * uint16_t(acc);
-        }
-        *o++ = uint8_t(v >> 16);
+      const uint16_t* a = &acc[size_t(xt.start[size_t(x)] - c0) * 3];
+      uint32_t v0 = 1u << 15, v1 = 1u << 15, v2 = 1u << 15;
+      for (int kx = 0; kx < xt.count; ++kx, a += 3) {
+        v0 += uint32_t(wx[kx]) * a[0];
+        v1 += uint32_t(wx[kx]) * a[1];
+        v2 += uint32_t(wx[kx]) * a[2];
       }
+      *o++ = uint8_t(v0 >> 16);
+      *o++ = uint8_t(v1 >> 16);
+      *o++ = uint8_t(v2 >> 16);
     }
   }
   return out;
@@ -963,12 +1042,88 @@ int scale_steps(size2 device, size2 image) {
   return std::max(1, int(std::ceil(std::log(f) / std::log(kScaleStep) - 1e-9)));
 }
 
+// How much of a grey candidate's area another may cover when the phases
+// are to be tried: in a grid of look-alikes (a calculator's keys) the
+// template's own place, at a poor phase, can score below a neighbour that
+// covers two thirds of it, and would be dropped before its phases lift it
+// above. Only candidates a few pixels apart are the same place.
+constexpr double kPhaseOverlap = 0.9;
+
 // One scale of find_on_screen: the template at that scale, grey and colour.
 struct scaled_needle {
   double sx = 1, sy = 1;  // Template pixels per image pixel.
   gray_image gray;
   rgb_image color;
 };
+
+// The template downscaled on a grid that starts px, py template pixels in
+// (one phase): it lines up with the screenshot's pixels when the template
+// was cut that far before a screenshot pixel's edge.
+struct phase_needle {
+  double px = 0, py = 0;
+  area_taps xt, yt;
+  plane gray;
+  tmpl t;
+  rgb_image color;  // Made when a match is scored in colour at this phase.
+};
+
+// The phases of one scale: px = i * sx / n for i < n, and the same down.
+// A phase whose template is flat is left out.
+std::vector<phase_needle> make_phases(const gray_view& needle, double sx, double sy, int n) {
+  std::vector<phase_needle> out;
+  for (int j = 0; j < n; ++j) {
+    for (int i = 0; i < n; ++i) {
+      phase_needle ph;
+      ph.px = i * sx / n;
+      ph.py = j * sy / n;
+      const int w = int(std::floor((needle.w - ph.px) / sx + 1e-9));
+      const int h = int(std::floor((needle.h - ph.py) / sy + 1e-9));
+      if (w < 1 || h < 1) continue;
+      ph.xt = make_phase_taps(needle.w, sx, ph.px, w);
+      ph.yt = make_phase_taps(needle.h, sy, ph.py, h);
+      ph.gray = copy_plane(downscale_taps(needle, ph.xt, ph.yt).view());
+      ph.t = make_tmpl(ph.gray);
+      if (ph.t.var > 0) out.push_back(std::move(ph));
+    }
+  }
+  return out;
+}
+
+// The best phase's grey match within an image pixel of (x, y), a grey
+// match of the plain downscale (image pixels, inside area): its score, the
+// phase, and where the phase's template lies.
+struct phase_match {
+  double score = -2;
+  int phase = -1;
+  int x = 0, y = 0;
+};
+
+phase_match best_phase(const gray_view& image, const rect& area, int x, int y,
+                       const std::vector<phase_needle>& phases, const kernels& k) {
+  phase_match best;
+  int tw = 0, th = 0;
+  for (const phase_needle& ph : phases) {
+    tw = std::max(tw, ph.t.w);
+    th = std::max(th, ph.t.h);
+  }
+  // The neighbourhood every phase's positions lie in, copied once into a
+  // padded plane for the kernels.
+  const int x0 = std::max(area.x, x - 1), y0 = std::max(area.y, y - 1);
+  const int x1 = std::min(area.x + area.w, x + 2 + tw), y1 = std::min(area.y + area.h, y + 2 + th);
+  const plane near = copy_plane(image.crop({x0, y0, x1 - x0, y1 - y0}));
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const tmpl& t = phases[i].t;
+    // Positions x - 1 to x + 1 whose template fits in the neighbourhood.
+    const int ax = std::max(0, x - 1 - x0), ay = std::max(0, y - 1 - y0);
+    const int aw = std::min(near.w - ax, x + 1 - x0 + t.w - ax);
+    const int ah = std::min(near.h - ay, y + 1 - y0 + t.h - ay);
+    if (aw < t.w || ah < t.h) continue;
+    score_area(near, ax, ay, aw, ah, t, k, [&](int xx, int yy, double s) {
+      if (s > best.score) best = {s, int(i), x0 + ax + xx, y0 + ay + yy};
+    });
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -1025,6 +1180,9 @@ result<std::vector<screen_match>> find_on_screen(const color_view& device, size2
   if (!needle.data || needle.w <= 0 || needle.h <= 0) return invalid("the template is empty");
   if (auto e = check_template_size(needle.w, needle.h); !e) return e.take_error();
   const match_options& o = search.match;
+  if (search.phases < 1 || search.phases > 8) {
+    return invalid("phases must be from 1 to 8, not %d", search.phases);
+  }
 
   const gray_image device_gray =
       to_gray(device.data, device.w, device.h, device.stride, device.layout);
@@ -1048,6 +1206,7 @@ result<std::vector<screen_match>> find_on_screen(const color_view& device, size2
   std::optional<error> first_error;
   bool searched = false;
   gray_image needle_gray = to_gray(needle.data, needle.w, needle.h, needle.stride, needle.layout);
+  const kernels kern = pick_kernels(o.use_simd);
   for (int i = 0; i <= steps; ++i) {
     scaled_needle sn;
     sn.sx = steps ? std::pow(fx, double(i) / steps) : 1;
@@ -1060,9 +1219,16 @@ result<std::vector<screen_match>> find_on_screen(const color_view& device, size2
       sn.gray = area_downscale(needle_gray.view(), w, h);
     }
     sn.color = sample_area(needle, make_taps(needle.w, w), make_taps(needle.h, h), {0, 0, w, h});
+    // Downscaled, the template may have its phases tried: its grey
+    // matches are taken from kPhaseMargin below the threshold, since the
+    // right phase can lift them above it.
+    const bool phased = search.phases > 1 && (sn.sx > 1 || sn.sy > 1);
     match_options grey = o;
-    grey.max_results = std::min(kMaxResults, 2 * o.max_results + 8);
-    auto found = find_template(hay, sn.gray.view(), grey);
+    grey.max_results =
+        std::min(kMaxResults, phased ? std::max(32, 2 * o.max_results + 8) : 2 * o.max_results + 8);
+    if (phased) grey.threshold = std::max(0.0, o.threshold - kPhaseMargin);
+    auto found = phased ? find_candidates(hay, sn.gray.view(), grey, kPhaseOverlap)
+                        : find_template(hay, sn.gray.view(), grey);
     scales.push_back(std::move(sn));
     if (!found) {
       if (!first_error) first_error = found.take_error();
@@ -1070,12 +1236,40 @@ result<std::vector<screen_match>> find_on_screen(const color_view& device, size2
     }
     searched = true;
     const scaled_needle& at = scales.back();
+    std::vector<phase_needle> phases;
     for (match m : *found) {
       m.x += area.x;
       m.y += area.y;
-      const rgb_image window = sample_area(device, xt, yt, {m.x, m.y, m.w, m.h});
-      m.score = std::min(m.score, color_ncc(window.view(), at.color.view()));
       m.scale = at.sx;
+      // The colour score only ever lowers a score, so it is computed for
+      // grey scores at the threshold alone.
+      double score = -2;
+      if (m.score >= o.threshold) {
+        const rgb_image window = sample_area(device, xt, yt, {m.x, m.y, m.w, m.h});
+        score = std::min(m.score, color_ncc(window.view(), at.color.view()));
+      }
+      if (phased && score < 1) {
+        if (phases.empty()) {
+          phases = make_phases(needle_gray.view(), at.sx, at.sy, search.phases);
+        }
+        const phase_match p = best_phase(small, area, m.x, m.y, phases, kern);
+        if (p.phase >= 0 && p.score >= o.threshold && p.score > score) {
+          phase_needle& ph = phases[size_t(p.phase)];
+          if (ph.color.w == 0) {
+            ph.color = sample_area(needle, ph.xt, ph.yt, {0, 0, ph.t.w, ph.t.h});
+          }
+          const rgb_image window = sample_area(device, xt, yt, {p.x, p.y, ph.t.w, ph.t.h});
+          const double s = std::min(p.score, color_ncc(window.view(), ph.color.view()));
+          if (s > score) {
+            // The template's own top-left, a fraction of a pixel before
+            // the phase's first pixel, to the nearest image pixel.
+            m.x = std::clamp(int(std::lround(p.x - ph.px / at.sx)), area.x, area.x + area.w - m.w);
+            m.y = std::clamp(int(std::lround(p.y - ph.py / at.sy)), area.y, area.y + area.h - m.h);
+            score = s;
+          }
+        }
+      }
+      m.score = score;
       if (m.score >= o.threshold && m.score > 0) all.push_back({m, i});
     }
   }
@@ -1104,7 +1298,7 @@ result<std::vector<screen_match>> find_on_screen(const color_view& device, size2
 
   // Each scale's template at its device size, made once for the matches
   // found at that scale, places them.
-  const kernels k = pick_kernels(o.use_simd);
+  const kernels& k = kern;
   std::vector<screen_match> out;
   out.reserve(kept.size());
   for (int i = 0; i <= steps; ++i) {

@@ -266,6 +266,18 @@ struct screen_match {
   double scale = 1;
 };
 
+// The sub-pixel offsets (phases) find_on_screen tries along each axis when
+// it downscales a template: a crop of the screen at its real size starts
+// anywhere within a screenshot pixel, and its plain downscale averages
+// other groups of device pixels than the screenshot did (docs/vision.md).
+inline constexpr int kPhases = 3;
+
+// How far below the threshold a grey match at a scale above 1 may score
+// and still have its phases tried: the most the plain downscale was
+// measured to lose on fine text is 0.25 on an xterm and 0.39 on synthetic
+// one-pixel glyphs (0.61 where the right phase scores 0.998).
+inline constexpr double kPhaseMargin = 0.35;
+
 struct screen_search {
   match_options match;
   // Where to look, in image pixels (empty: all of the image).
@@ -273,6 +285,9 @@ struct screen_search {
   // The template was cut from the screenshot (template_region): it is
   // searched at scale 1 alone.
   bool cut_from_image = false;
+  // How many sub-pixel offsets of the template's downscale are tried along
+  // each axis at a scale above 1, from 1 (the plain downscale alone) to 8.
+  int phases = kPhases;
 };
 
 // Finds a colour template on a screen whose screenshot is device (the whole
@@ -283,14 +298,21 @@ struct screen_search {
 // and searched with find_template in the screenshot as the screen looks
 // now, at threshold; then each of the best few grey matches (2 *
 // max_results + 8 a scale) is scored in colour at its place, and its score
-// becomes the lower of the two. The matches of every scale are then taken
+// becomes the lower of the two. At a scale above 1 the template is also
+// downscaled at search.phases sub-pixel offsets along each axis (a crop
+// starts anywhere within a screenshot pixel): the grey candidates are
+// taken from kPhaseMargin below the threshold (at least 32 of them, two
+// dropped as one only when they overlap by nine tenths), each is scored
+// with every phase within an image pixel of its place, and the best
+// phase's grey and colour score replaces the plain one when higher. The matches of every scale are then taken
 // best first, one dropped when it shares more than half the smaller's area
 // with one kept, up to max_results, and each is placed at device
 // resolution as find_template_scaled places them, with the template at its
 // device size (at the screen's own scale: the template itself).
 //
-// Errors: as find_template_scaled; a template that fits no scale's search
-// (too large, flat) gets the error of the first scale tried.
+// Errors: as find_template_scaled; search.phases outside [1, 8]; a
+// template that fits no scale's search (too large, flat) gets the error of
+// the first scale tried.
 result<std::vector<screen_match>> find_on_screen(const color_view& device, size2 image,
                                                  const color_view& needle,
                                                  const screen_search& search);

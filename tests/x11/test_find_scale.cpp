@@ -2,8 +2,9 @@
 // 1920x1080 (sent as 1366x768): a template at the screen's real size (a
 // zoom crop) is found where it was cut and the answer says it matched at
 // the screen's scale; one cut from the screenshot says scale 1; a red box
-// of the green box's shape does not tie with it. (Chromium's page at the
-// screen's real size: tests/apps/find-template.)
+// of the green box's shape does not tie with it; an xterm's fine text cut
+// at the screen's real size is found at the default threshold. (Chromium's
+// page at the screen's real size: tests/apps/find-template.)
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "support/harness.h"
 #include "support/jsonrpc.h"
+#include "support/session_probe.h"
 #include "support/tool_calls.h"
 
 using namespace cu::test;
@@ -155,4 +157,59 @@ TEST_CASE("a red box of the green box's shape does not tie with the green box's 
       ok_call(s, "screenshot_find", "{\"template_region\":" + region(x0, y0, x1, y1) + "}");
   INFO(strict->text);
   CHECK(matches(*strict).size() == 1);
+}
+
+namespace {
+
+// An xterm at 100,100 full of distinct lines of text in its default font
+// (one-pixel strokes), whose title becomes "text ready" once they are
+// printed: xterm's requests reach the X server in order, so a title seen
+// means the text before it was drawn.
+const std::vector<std::string> kTextXterm = {
+    "xterm", "-geometry", "90x24+100+100", "-e", "sh", "-c",
+    "printf '%s\\n' 'Perception that holds on real applications: find it where it is.' "
+    "'The quick brown fox jumps over the lazy dog 0123456789 times.' "
+    "'Pack my box with five dozen liquor jugs; then weigh them.' "
+    "'screenshot_find tries each template at every scale it can have.' "
+    "'A crop starts at a fraction of a screenshot pixel, not at its edge.' "
+    "'Sphinx of black quartz, judge my vow (and keep it short).' "
+    "'{\"region\": [853, 398, 943, 458], \"threshold\": 0.9}' "
+    "'How vexingly quick daft zebras jump over the wooden fence!' "
+    "'One-pixel strokes suffer most when they fall between two pixels.' "
+    "'$ meson test -C build --print-errorlogs x11-find_scale' "
+    "'Grumpy wizards make toxic brew for the evil queen and jack.' "
+    "'The five boxing wizards jump quickly; heavy fog walks by.' "
+    "'Amazingly few discotheques provide jukeboxes, said Quentin.'; "
+    "printf '\\033]2;text ready\\007'; exec sleep 1000"};
+
+}  // namespace
+
+TEST_CASE("an xterm's fine text cut at the screen's real size is found at its place at the "
+          "default threshold") {
+  xvfb x(1920, 1080);
+  background_program term(kTextXterm, x.display());
+  server_process s(x.display(), kVisionOn);
+  wait_until(
+      [&] {
+        json_ptr w = ok_call(s, "list_windows", "{\"app\":\"xterm\"}");
+        return w->text.find("text ready") != std::string::npos;
+      },
+      "the xterm's text to be printed");
+  ok_call(s, "screenshot", "{}");
+  // Image (80, 80) to (293, 222) is device (112.4, 112.5) to (411.8,
+  // 312.2): about 300x200 pixels of text, at the screen's real size,
+  // starting two fifths of a screenshot pixel in. Before the phases of the
+  // template's downscale were tried it was not found at the default
+  // threshold; now it scores 0.999.
+  json_ptr zoom = ok_call(s, "zoom", "{\"region\":" + region(80, 80, 293, 222) + "}");
+  json_ptr r = ok_call(s, "screenshot_find", "{\"template\":\"" + image_data(*zoom) + "\"}");
+  INFO(r->text);
+  std::vector<found> m = matches(*r);
+  REQUIRE_FALSE(m.empty());
+  CHECK(std::abs(m[0].x - 80) <= 1);
+  CHECK(std::abs(m[0].y - 80) <= 1);
+  CHECK(m[0].score >= 0.9);
+  CHECK(m[0].scale == Approx(1920.0 / 1366).margin(0.001));
+  // Distinct lines: nothing else is the text.
+  CHECK(m.size() == 1);
 }

@@ -15,7 +15,9 @@
 // scale it is (a crop of the device screen: the screen's real size) over
 // every scale of search_scales, or X,Y,W,H cut from the screenshot in
 // colour (screenshot_part) at scale 1 alone, as screenshot_find's
-// template_region; the matches then carry their scale.
+// template_region; the matches then carry their scale. --phases N sets how
+// many sub-pixel phases of a downscaled template it tries along each axis
+// (screen_search::phases; 1: the plain downscale, as before they were tried).
 //
 // Options: --runs N (30), --warmup N (untimed calls first, 2),
 // --method automatic|exhaustive|pyramid, --scalar (no AVX2), --threshold T
@@ -121,7 +123,8 @@ int usage() {
                "       bench_match HAYSTACK.png X,Y,W,H --scaled WxH [options]\n"
                "options: --runs N --warmup N --method automatic|exhaustive|pyramid --scalar\n"
                "         --threshold T --max-results K --no-best --gray-out PREFIX\n"
-               "         --on-screen (with --scaled: find_on_screen, in colour)\n");
+               "         --on-screen (with --scaled: find_on_screen, in colour)\n"
+               "         --phases N (with --on-screen: sub-pixel phases an axis, 1 for none)\n");
   return 2;
 }
 
@@ -147,6 +150,7 @@ int main(int argc, char** argv) {
   cu::match_options opt;
   const char* gray_out = nullptr;
   cu::size2 scaled{};
+  int phases = cu::kPhases;
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -180,6 +184,8 @@ int main(int argc, char** argv) {
       opt.max_results = std::atoi(v);
     } else if (a == "--gray-out") {
       gray_out = v;
+    } else if (a == "--phases") {
+      phases = std::atoi(v);
     } else if (a == "--scaled") {
       if (std::sscanf(v, "%dx%d", &scaled.w, &scaled.h) != 2) return usage();
     } else {
@@ -234,6 +240,7 @@ int main(int argc, char** argv) {
       cu::screen_search ss;
       ss.match = o;
       ss.cut_from_image = cut_from_image;
+      ss.phases = phases;
       auto r = cu::find_on_screen(hay_rgb.view(), scaled, needle_rgb.view(), ss);
       if (!r) return r.take_error();
       std::vector<cu::match> out;
@@ -279,6 +286,7 @@ int main(int argc, char** argv) {
   std::printf("\"method\": \"%s\", \"simd\": %s, \"threshold\": %g, \"max_results\": %d, ",
               method_name(opt.method), opt.use_simd ? "true" : "false", opt.threshold,
               opt.max_results);
+  if (on_screen) std::printf("\"phases\": %d, ", phases);
   std::printf("\"times_ms\": [");
   for (size_t i = 0; i < ms.size(); ++i) std::printf("%s%.3f", i ? ", " : "", ms[i]);
   std::printf("], ");
