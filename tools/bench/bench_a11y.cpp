@@ -2,7 +2,7 @@
 // times (default 20) through the a11y thread, as a tool call will: a job
 // posted, libatspi on the thread's own GLib context, the completion back
 // through a completion_queue on a libuv loop. Prints one line of JSON: the
-// elements read, the first round (which connects to the bus), the later
+// elements read, the D-Bus calls of the last walk, the first round (which connects to the bus), the later
 // rounds' p50, min and max, and the process's peak RSS. --print also
 // writes the last tree as get_app_state's text to stderr.
 // Run it on an accessible desktop: tools/bench/bench-a11y does, beside
@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   a11y thread(getenv("DISPLAY") != nullptr ? getenv("DISPLAY") : ":0", done);
 
   size_t elements = 0;
+  int calls = 0;
   std::string text;
   std::string failure;
   std::vector<double> ms;
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
       auto w = walk_app(app, walk_limits{}, c);
       if (!w) return tool_result::failure(w.err().message);
       elements = w->elements.size();
+      calls = w->bus_calls;
       if (print) text = render_tree(w->elements);
       return tool_result::text("ok");
     });
@@ -91,9 +93,9 @@ int main(int argc, char** argv) {
   std::sort(rest.begin(), rest.end());
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  printf("{\"walker\":\"libatspi (a11y thread)\",\"elements\":%zu,\"rounds\":%d,"
+  printf("{\"walker\":\"libatspi (a11y thread)\",\"elements\":%zu,\"bus_calls\":%d,\"rounds\":%d,"
          "\"first_ms\":%.2f,\"p50_ms\":%.2f,\"min_ms\":%.2f,\"max_ms\":%.2f,"
          "\"peak_rss_kib\":%ld}\n",
-         elements, rounds, first, rest[rest.size() / 2], rest.front(), rest.back(), ru.ru_maxrss);
+         elements, calls, rounds, first, rest[rest.size() / 2], rest.front(), rest.back(), ru.ru_maxrss);
   return 0;
 }
