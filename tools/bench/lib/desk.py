@@ -169,7 +169,7 @@ def page_origin(move_to, spy):
         seen = len(spy.seen)
         text = move_to(point)
         device = [int(v) for v in text.split("(", 1)[1].split(")", 1)[0].split(",")]
-        spy.wait(lambda t: len(spy.seen) > seen and " @ " in t, 10, "the page's pointer report")
+        spy.wait(lambda t: len(spy.seen) > seen and " @ " in t, 30, "the page's pointer report")
     cx, cy = (int(v) for v in spy.title.split(" @ ", 1)[1].split()[0].split(",")[:2])
     return device[0] - cx, device[1] - cy
 
