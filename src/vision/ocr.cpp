@@ -226,6 +226,186 @@ void erase_rules(gray_image& img) {
   img.pixels = std::move(out);
 }
 
+
+// Areas whose background is dark made light, their text dark, decided per
+// connected region. Pixels are dark (under mid-grey) or light; a region is
+// a connected set of one kind (dark ones joined across corners, light ones
+// only along sides, so that the two never cross). A dark region is a
+// background when some pixel of it has a solid 5x5 dark core and mostly
+// dark surroundings (below); a light region is one when some pixel of it
+// has a solid light core and mostly light surroundings, or when it has
+// kLightArea such cores (a light field or button on a dark panel). A dark
+// background is inverted, and so is every light region it touches that is
+// not a background itself: the white text on it. The rest stays: dark text
+// on a light background, and the light background.
+//
+// Before, each pixel was inverted or not by its own surroundings, and where
+// those held two backgrounds the decision cut through the text: GTK's blue
+// "Apply" and red "Remove" buttons kept their rounded, shaded ends dark
+// around the turned text (read "RBpIy)"), and the "t" of "total" in an
+// xterm beside the black desktop was glued to what was left of the
+// desktop's edge ("Veotal"). A region turns over whole, and the black
+// desktop and a white window both end up white with no edge between them.
+//
+// "Mostly dark" is the earlier per-pixel test, only deciding which region is
+// a background now: more than 65% of a square of 2 kRadius + 1 around the
+// pixel, or of a strip as wide and 2 kStripRadius + 1 rows tall, is dark.
+// 65%, not 50%: text along a window's edge has the dark desktop on one side.
+// The strip: a narrow band of colour (a menu bar, a coloured button, 20 to 30
+// pixels tall) has the page above and below it inside the square. The solid
+// core keeps a glyph (no 5x5 of one kind in text of 15-pixel fonts, bold or
+// not) from ever being a background.
+//
+// An inverted pixel is also stretched so that its background's own level
+// (the mean of the region's core pixels) becomes white: 255 - v alone left
+// a blue face (grey 119) at 136, which the stretch below cannot lift near
+// the face's edge (its lightest neighbour is the page outside).
+void fix_polarity(const gray_view& src, gray_image& out) {
+  constexpr int kRadius = 16;
+  constexpr int kStripRadius = 4;
+  constexpr int kCore = 2;
+  constexpr uint32_t kLightArea = 200;
+  const int w = src.w, h = src.h;
+  const size_t n = size_t(w) * size_t(h);
+  const auto at = [&](int x, int y) { return src.data[size_t(y) * src.stride + size_t(x)]; };
+  // Summed dark pixels, (w + 1) x (h + 1).
+  const int iw = w + 1;
+  std::vector<uint32_t> dark_sum(size_t(iw) * size_t(h + 1), 0);
+  for (int y = 0; y < h; ++y) {
+    uint32_t run = 0;
+    const uint32_t* above = dark_sum.data() + size_t(y) * size_t(iw);
+    uint32_t* here = dark_sum.data() + size_t(y + 1) * size_t(iw);
+    for (int x = 0; x < w; ++x) {
+      run += at(x, y) < 128 ? 1u : 0u;
+      here[x + 1] = above[x + 1] + run;
+    }
+  }
+  const auto dark_in = [&](int x0, int y0, int x1, int y1, uint32_t& cells) {
+    x0 = std::max(0, x0), y0 = std::max(0, y0), x1 = std::min(w, x1), y1 = std::min(h, y1);
+    cells = uint32_t((x1 - x0) * (y1 - y0));
+    const uint32_t* top = dark_sum.data() + size_t(y0) * size_t(iw);
+    const uint32_t* bottom = dark_sum.data() + size_t(y1) * size_t(iw);
+    return bottom[x1] - top[x1] - bottom[x0] + top[x0];
+  };
+
+  // Regions: union-find over the pixels, each pointing at the region's
+  // first pixel (the smaller index wins, so one pass in order resolves it).
+  std::vector<int32_t> region(n);
+  const auto dark = [&](size_t i) { return src.data[(i / size_t(w)) * src.stride + i % size_t(w)] < 128; };
+  const auto root = [&](int32_t i) {
+    while (region[size_t(i)] != i) {
+      region[size_t(i)] = region[size_t(region[size_t(i)])];
+      i = region[size_t(i)];
+    }
+    return i;
+  };
+  const auto join = [&](int32_t a, int32_t b) {
+    a = root(a), b = root(b);
+    if (a < b) region[size_t(b)] = a;
+    if (b < a) region[size_t(a)] = b;
+  };
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* row = src.data + size_t(y) * src.stride;
+    const uint8_t* up = y > 0 ? row - src.stride : nullptr;
+    for (int x = 0; x < w; ++x) {
+      const int32_t i = int32_t(size_t(y) * size_t(w) + size_t(x));
+      region[size_t(i)] = i;
+      const bool d = row[x] < 128;
+      if (x > 0 && (row[x - 1] < 128) == d) join(i, i - 1);
+      if (up == nullptr) continue;
+      if ((up[x] < 128) == d) join(i, i - w);
+      if (!d) continue;
+      if (x > 0 && up[x - 1] < 128) join(i, i - w - 1);
+      if (x + 1 < w && up[x + 1] < 128) join(i, i - w + 1);
+    }
+  }
+  // Numbered 0.. in order of their first pixel.
+  struct kind {
+    bool background = false;
+    uint32_t cores = 0;
+    uint64_t core_sum = 0;
+    int32_t under = -1;  // The dark background a light region lies on.
+  };
+  std::vector<kind> kinds;
+  for (size_t i = 0; i < n; ++i) {
+    if (region[i] == int32_t(i)) {
+      region[i] = int32_t(kinds.size());
+      kinds.emplace_back();
+    } else {
+      region[i] = region[size_t(region[i])];
+    }
+  }
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      uint32_t cells = 0;
+      const uint32_t core = dark_in(x - kCore, y - kCore, x + kCore + 1, y + kCore + 1, cells);
+      const bool d = at(x, y) < 128;
+      if (core != (d ? cells : 0)) continue;
+      kind& k = kinds[size_t(region[size_t(y) * size_t(w) + size_t(x)])];
+      ++k.cores;
+      k.core_sum += at(x, y);
+      if (k.background) continue;
+      uint32_t square = 0, strip = 0;
+      uint32_t sq_dark = dark_in(x - kRadius, y - kRadius, x + kRadius + 1, y + kRadius + 1, square);
+      uint32_t st_dark =
+          dark_in(x - kRadius, y - kStripRadius, x + kRadius + 1, y + kStripRadius + 1, strip);
+      if (!d) sq_dark = square - sq_dark, st_dark = strip - st_dark;
+      k.background = 20 * sq_dark > 13 * square || 20 * st_dark > 13 * strip;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    kind& k = kinds[size_t(region[i])];
+    if (!dark(i) && k.cores >= kLightArea) k.background = true;
+  }
+  // Which dark background each light non-background region touches.
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const size_t i = size_t(y) * size_t(w) + size_t(x);
+      kind& k = kinds[size_t(region[i])];
+      if (k.background || k.under >= 0 || at(x, y) < 128) continue;
+      const auto touch = [&](int nx, int ny) {
+        if (nx < 0 || ny < 0 || nx >= w || ny >= h || at(nx, ny) >= 128) return;
+        const int32_t other = region[size_t(ny) * size_t(w) + size_t(nx)];
+        if (kinds[size_t(other)].background) k.under = other;
+      };
+      touch(x - 1, y), touch(x + 1, y), touch(x, y - 1), touch(x, y + 1);
+    }
+  }
+  // And the dark bits inside that white text (the counter of an "o", a
+  // darker edge pixel) turn with it, or the "o" is filled and read "e".
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const size_t i = size_t(y) * size_t(w) + size_t(x);
+      kind& k = kinds[size_t(region[i])];
+      if (k.background || k.under >= 0 || at(x, y) >= 128) continue;
+      const auto touch = [&](int nx, int ny) {
+        if (nx < 0 || ny < 0 || nx >= w || ny >= h || at(nx, ny) < 128) return;
+        const kind& other = kinds[size_t(region[size_t(ny) * size_t(w) + size_t(nx)])];
+        if (!other.background && other.under >= 0) k.under = other.under;
+      };
+      touch(x - 1, y), touch(x + 1, y), touch(x, y - 1), touch(x, y + 1);
+    }
+  }
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* in = src.data + size_t(y) * src.stride;
+    uint8_t* o = out.pixels.data() + size_t(y) * size_t(w);
+    const int32_t* r = region.data() + size_t(y) * size_t(w);
+    for (int x = 0; x < w; ++x) {
+      const kind& k = kinds[size_t(r[x])];
+      const bool d = in[x] < 128;
+      const kind* face = d && k.background ? &k
+                         : !k.background && k.under >= 0 ? &kinds[size_t(k.under)]
+                                                          : nullptr;
+      if (face == nullptr) {
+        o[x] = in[x];
+        continue;
+      }
+      const int level = int(face->core_sum / face->cores);
+      o[x] = uint8_t(std::min(255, (255 - in[x]) * 255 / (255 - level)));
+    }
+  }
+}
+
 }  // namespace
 
 gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
@@ -234,57 +414,12 @@ gray_image prepare_for_ocr(const gray_view& src, const ocr_options& options) {
   fixed.w = src.w;
   fixed.h = src.h;
   fixed.pixels.resize(size_t(src.w) * size_t(src.h));
-  // A pixel is inverted when most of the pixels around it (a square of
-  // 2 kRadius + 1) are dark: its background is, since text covers less
-  // than half of any area. Along a straight edge between a dark and a
-  // light area the decision changes exactly at the edge, so the text of a
-  // light window on a dark desktop stays as it is right up to the border;
-  // only within about kRadius / 2 of a corner does it go wrong. Near the
-  // middle grey, where the decision may flicker, inverting hardly changes
-  // a pixel (255 - 127 = 128), so no false edges appear.
-  constexpr int kRadius = 16;
-  // Or when most of a strip of the same width and 2 kStripRadius + 1 rows
-  // is: white text on a narrow band of colour (a menu bar, a coloured
-  // button, 20 to 30 pixels tall) has the page above and below it inside
-  // the square, so its top and bottom rows stayed as they were while its
-  // middle turned over, and Tesseract read "Hep" for "Help". A strip
-  // within the band sees only the band.
-  constexpr int kStripRadius = 4;
-  const int iw = src.w + 1;
-  std::vector<uint32_t> dark_sum(size_t(iw) * size_t(src.h + 1), 0);
   if (options.fix_polarity) {
+    fix_polarity(src, fixed);
+  } else {
     for (int y = 0; y < src.h; ++y) {
-      const uint8_t* row = src.data + size_t(y) * src.stride;
-      uint32_t run = 0;
-      uint32_t* above = dark_sum.data() + size_t(y) * size_t(iw);
-      uint32_t* here = above + iw;
-      for (int x = 0; x < src.w; ++x) {
-        run += row[x] < 128 ? 1u : 0u;
-        here[x + 1] = above[x + 1] + run;
-      }
-    }
-  }
-  for (int y = 0; y < src.h; ++y) {
-    const uint8_t* in = src.data + size_t(y) * src.stride;
-    uint8_t* out = fixed.pixels.data() + size_t(y) * size_t(src.w);
-    if (!options.fix_polarity) {
-      std::copy_n(in, size_t(src.w), out);
-      continue;
-    }
-    const int a = std::max(0, y - kRadius), b = std::min(src.h, y + kRadius + 1);
-    const uint32_t* top = dark_sum.data() + size_t(a) * size_t(iw);
-    const uint32_t* bottom = dark_sum.data() + size_t(b) * size_t(iw);
-    const int sa = std::max(0, y - kStripRadius), sb = std::min(src.h, y + kStripRadius + 1);
-    const uint32_t* stop = dark_sum.data() + size_t(sa) * size_t(iw);
-    const uint32_t* sbottom = dark_sum.data() + size_t(sb) * size_t(iw);
-    for (int x = 0; x < src.w; ++x) {
-      const int l = std::max(0, x - kRadius), r = std::min(src.w, x + kRadius + 1);
-      const uint32_t dark = bottom[r] - top[r] - bottom[l] + top[l];
-      const uint32_t cells = uint32_t((b - a) * (r - l));
-      const uint32_t sdark = sbottom[r] - stop[r] - sbottom[l] + stop[l];
-      const uint32_t scells = uint32_t((sb - sa) * (r - l));
-      const bool dark_around = 20 * dark > 13 * cells || 20 * sdark > 13 * scells;
-      out[x] = dark_around ? uint8_t(255 - in[x]) : in[x];
+      std::copy_n(src.data + size_t(y) * src.stride, size_t(src.w),
+                  fixed.pixels.data() + size_t(y) * size_t(src.w));
     }
   }
   if (options.fix_polarity) {
