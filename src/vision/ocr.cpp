@@ -260,7 +260,14 @@ void erase_rules(gray_image& img) {
 // (the mean of the region's core pixels) becomes white: 255 - v alone left
 // a blue face (grey 119) at 136, which the stretch below cannot lift near
 // the face's edge (its lightest neighbour is the page outside).
+//
+// The region table is bounded: a screen of more than kMaxRegions regions
+// (noise, a photograph, a fine checkerboard: nothing Tesseract reads
+// anyway) keeps its pixels as they are, so the table costs at most 6 MiB
+// beside the 4 bytes a pixel of the labels (a 4K screen's worst case was
+// 200 MiB).
 void fix_polarity(const gray_view& src, gray_image& out) {
+  constexpr size_t kMaxRegions = size_t(1) << 18;
   constexpr int kRadius = 16;
   constexpr int kStripRadius = 4;
   constexpr int kCore = 2;
@@ -326,7 +333,16 @@ void fix_polarity(const gray_view& src, gray_image& out) {
     uint64_t core_sum = 0;
     int32_t under = -1;  // The dark background a light region lies on.
   };
+  size_t regions = 0;
+  for (size_t i = 0; i < n; ++i) regions += region[i] == int32_t(i) ? 1 : 0;
+  if (regions > kMaxRegions) {
+    for (int y = 0; y < h; ++y) {
+      std::copy_n(src.data + size_t(y) * src.stride, size_t(w), out.pixels.data() + size_t(y) * size_t(w));
+    }
+    return;
+  }
   std::vector<kind> kinds;
+  kinds.reserve(regions);
   for (size_t i = 0; i < n; ++i) {
     if (region[i] == int32_t(i)) {
       region[i] = int32_t(kinds.size());

@@ -291,3 +291,31 @@ TEST_CASE("dark text at a window's corner beside the black desktop stays dark on
   for (int x = 30; x < 50; ++x) CHECK(at(x, 60) == 255);  // No edge left.
   CHECK(at(5, 5) == 255);    // The desktop, white.
 }
+
+TEST_CASE("a screen of more regions than the table holds keeps its pixels, and one of fewer is turned") {
+  // A dark panel with a white bar, beside a field of one-pixel dots: light
+  // dots touch only at corners, so each is a region of its own.
+  auto make = [](bool noise) {
+    cu::gray_image img;
+    img.w = 1024;
+    img.h = 600;
+    img.pixels.assign(size_t(img.w) * size_t(img.h), 255);
+    for (int y = 0; y < img.h; ++y) {
+      for (int x = 0; x < img.w; ++x) {
+        if (x < 128 && y < 64) {
+          img.pixels[size_t(y * img.w + x)] = (y >= 30 && y < 34 && x >= 20 && x < 40) ? 255 : 0;
+        } else if (noise && ((x + y) % 2) == 0) {
+          img.pixels[size_t(y * img.w + x)] = 0;
+        }
+      }
+    }
+    return img;
+  };
+  cu::ocr_options o;
+  o.scale = 1;
+  const cu::gray_image plain = make(false);
+  CHECK(int(cu::prepare_for_ocr(plain.view(), o).pixels[size_t(10 * 1024 + 10)]) == 255);
+  // About 300,000 dots: over the 2^18 regions the table holds.
+  const cu::gray_image dots = make(true);
+  CHECK(int(cu::prepare_for_ocr(dots.view(), o).pixels[size_t(10 * 1024 + 10)]) == 0);
+}
