@@ -9,7 +9,8 @@ cell grid gives the boxes of the phrases an agent would look for). Each scene wa
 on the program's stdout), never on a sleep, except that xterm's drawing of
 its lines has no event: the caller reads the screen until it shows them.
 
-Standard library only; X through xprop, xwininfo and xdotool.
+Standard library only; X through xprop and xwininfo, the pointer through the
+server's own mouse_move.
 """
 
 import json
@@ -72,8 +73,12 @@ class Scene:
                 self.proc.wait()
 
 
-def chromium(d, point=(700, 500)):
-    """Chromium on labels.html; the page's boxes placed on the screen."""
+def chromium(d, point=(500, 360)):
+    """Chromium on labels.html; the page's boxes placed on the screen.
+
+    point: where the pointer goes first, in the server's image pixels; the
+    server's answer says where that is on the screen.
+    """
     profile = os.path.join(d.tmp, "chromium-labels")
     proc = d.start(dk.chromium_argv(profile, LABELS_PAGE))
     window = d.wait_window(lambda t: t.startswith("labels ["), 60, "Chromium's labels page")
@@ -84,8 +89,8 @@ def chromium(d, point=(700, 500)):
         for attempt in range(10):
             spy.drain()
             point = (point[0] + 7, point[1] + 5)
-            subprocess.run(["xdotool", "mousemove", str(point[0]), str(point[1])],
-                           env=d.env, check=True, timeout=10)
+            text, _, _ = d.tool("mouse_move", {"coordinate": list(point)})
+            device = [int(v) for v in text.split("(", 1)[1].split(")", 1)[0].split(",")]
             try:
                 title = spy.wait(lambda t: t.startswith("labels @ "), 3 + attempt,
                                  "the page's pointer report")
@@ -98,7 +103,7 @@ def chromium(d, point=(700, 500)):
     # Chromium adds " - Chromium" to the page's title.
     head, boxes = title.rsplit("]]", 1)[0].split(" [", 1)
     cx, cy = (int(v) for v in head.split(" @ ", 1)[1].split(","))
-    ox, oy = point[0] - cx, point[1] - cy
+    ox, oy = device[0] - cx, device[1] - cy
     labels = [[t, ox + x, oy + y, w, h] for t, x, y, w, h in json.loads("[" + boxes + "]]")]
     return Scene(d, proc, labels, window)
 
@@ -132,16 +137,10 @@ def xterm(d, reverse=False):
     return Scene(d, proc, labels, window)
 
 
-def grab(d, path):
-    """The root window's pixels as a PNG (ImageMagick's import)."""
-    subprocess.run(["import", "-window", "root", path], env=d.env, check=True, timeout=30,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
 def overlaps(a, b):
     """Whether two [x, y, w, h] boxes share a pixel."""
     return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and \
         b[1] < a[1] + a[3]
 
 
-__all__ = ["Scene", "chromium", "gtk", "xterm", "grab", "overlaps", "bench"]
+__all__ = ["Scene", "chromium", "gtk", "xterm", "overlaps", "bench"]
