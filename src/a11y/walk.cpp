@@ -555,7 +555,7 @@ result<app_list> list_app_refs(const a11y_control& c, bool windows) {
     bool with_windows = windows;
     // Its cache was just cleared: libatspi asks its states, then its name,
     // and for an application that stopped answering sometimes a third
-    // question first (test-a11y-walk measured 3.0 s, three 1 s waits, in 7
+    // question first (a11y-walk measured 3.0 s, three 1 s waits, in 7
     // runs of 15): each gets a third of the call's time, so a stopped
     // application costs one call timeout here.
     if (auto x = calls.before(3); !x) return x.take_error();

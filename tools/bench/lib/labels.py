@@ -1,4 +1,4 @@
-"""Screens of known labels, for tools/bench/bench-recall and tests/apps/test-find-text.
+"""Screens of known labels, for tools/bench/bench-recall and tests/apps/find-text.
 
 It owns: putting one program on a private Xvfb with openbox and reporting
 the labels it shows with their true boxes in root (device) pixels: Chromium
