@@ -21,8 +21,9 @@ constexpr int kAnswersPerCheck = 32;
 }  // namespace
 
 bool app_gone_error(const std::string& name) {
-  // NoReply: libdbus's answer to every call in flight when the peer's
-  // socket closes (the batch's calls have no libdbus timeout).
+  // NoReply: the bus daemon's answer to every call in flight when the
+  // application's connection to it closes (a peer-to-peer socket that
+  // closes is seen by run() as the connection closed).
   return name == DBUS_ERROR_NO_REPLY || name == DBUS_ERROR_SERVICE_UNKNOWN ||
          name == DBUS_ERROR_NAME_HAS_NO_OWNER || name == DBUS_ERROR_DISCONNECTED;
 }
@@ -45,34 +46,60 @@ void bus_batch::call(const std::string& path, const char* iface, const char* met
 }
 
 status bus_batch::fill_window() {
+  // libdbus drops what is sent on a closed connection without a word.
+  if (!queue_.empty() && !dbus_connection_get_is_connected(conn_)) {
+    return make_error(errc::not_found, "the application went away (its connection closed)");
+  }
   bool sent = false;
   while (in_flight_.size() < kWindow && !queue_.empty()) {
     queued q = std::move(queue_.front());
     queue_.pop_front();
-    DBusPendingCall* pending = nullptr;
-    // No libdbus timeout: run() keeps the call timeout and the deadline
-    // itself. A timeout would be a GSource added to and removed from
-    // libatspi's main context per call (a lock and a list walk each, a
-    // fifth of the walk's own time on Chromium's page), and its expiry
-    // could run only from that context, which is not iterated meanwhile.
-    bool ok = dbus_connection_send_with_reply(conn_, q.msg, &pending, DBUS_TIMEOUT_INFINITE);
+    // Sent without a pending call: the answer is matched by its reply
+    // serial in take_answers. A pending call per message (an allocation,
+    // the connection's table of replies, its completion in dispatch) was
+    // a good part of our CPU per walk, and its timeout a GSource in
+    // libatspi's main context; run() keeps the call timeout and the
+    // deadline itself.
+    dbus_uint32_t serial = 0;
+    bool ok = dbus_connection_send(conn_, q.msg, &serial);
     dbus_message_unref(q.msg);
-    // libdbus gives no pending call on a connection that is closed.
-    if (!ok || pending == nullptr) {
-      return make_error(errc::not_found, "the application went away (its connection closed)");
-    }
+    if (!ok) return make_error(errc::a11y_unavailable, "out of memory sending a bus call");
     ++sent_;
     sent = true;
-    in_flight_.push_back(flight{pending, std::move(q.on_answer)});
+    in_flight_.push_back(flight{serial, nullptr, std::move(q.on_answer)});
   }
   if (sent) dbus_connection_flush(conn_);
   return {};
 }
 
+void bus_batch::take_answers() {
+  while (DBusMessage* m = dbus_connection_borrow_message(conn_)) {
+    int type = dbus_message_get_type(m);
+    flight* f = nullptr;
+    if (type == DBUS_MESSAGE_TYPE_METHOD_RETURN || type == DBUS_MESSAGE_TYPE_ERROR) {
+      // Serials grow with each call sent, so the calls in flight are in
+      // serial order.
+      dbus_uint32_t serial = dbus_message_get_reply_serial(m);
+      auto it = std::lower_bound(in_flight_.begin(), in_flight_.end(), serial,
+                                 [](const flight& x, dbus_uint32_t s) { return x.serial < s; });
+      if (it != in_flight_.end() && it->serial == serial && it->reply == nullptr) f = &*it;
+    }
+    if (f != nullptr) {
+      dbus_connection_steal_borrowed_message(conn_, m);
+      f->reply = m;
+    } else {
+      // Not ours (an event, the answer to one of libatspi's own calls, or
+      // a late answer to a batch that ended): dispatched to libatspi's
+      // filters and pending calls, as during its own blocking calls.
+      dbus_connection_return_message(conn_, m);
+      dbus_connection_dispatch(conn_);
+    }
+  }
+}
+
 void bus_batch::drop_all() {
   for (flight& f : in_flight_) {
-    dbus_pending_call_cancel(f.pending);
-    dbus_pending_call_unref(f.pending);
+    if (f.reply != nullptr) dbus_message_unref(f.reply);
   }
   in_flight_.clear();
   for (queued& q : queue_) dbus_message_unref(q.msg);
@@ -100,37 +127,31 @@ status bus_batch::run() {
     if (auto x = check(false); !x) return end(std::move(x));
     if (auto x = fill_window(); !x) return end(std::move(x));
     if (in_flight_.empty()) return {};
-    // Everything already read is dispatched first (a reply completes its
-    // pending call; an event goes to libatspi's filters, as during
-    // libatspi's own blocking calls), so one pass hands over many answers.
-    while (dbus_connection_get_dispatch_status(conn_) == DBUS_DISPATCH_DATA_REMAINS) {
-      dbus_connection_dispatch(conn_);
-    }
+    // Everything already read is taken first, so one pass hands over many
+    // answers.
+    take_answers();
     // Answers are handed over in the order the calls were sent, so the
     // walk's order does not depend on how the replies were read.
     bool answered = false;
-    while (!in_flight_.empty() && dbus_pending_call_get_completed(in_flight_.front().pending)) {
+    while (!in_flight_.empty() && in_flight_.front().reply != nullptr) {
       flight f = std::move(in_flight_.front());
       in_flight_.pop_front();
-      DBusMessage* reply = dbus_pending_call_steal_reply(f.pending);
-      dbus_pending_call_unref(f.pending);
+      DBusMessage* reply = f.reply;
       bus_answer a;
-      if (reply == nullptr) {
-        a.error_name = DBUS_ERROR_NO_REPLY;
-      } else if (dbus_message_get_type(reply) == DBUS_MESSAGE_TYPE_ERROR) {
+      if (dbus_message_get_type(reply) == DBUS_MESSAGE_TYPE_ERROR) {
         const char* name = dbus_message_get_error_name(reply);
         a.error_name = name != nullptr ? name : DBUS_ERROR_FAILED;
       } else {
         a.reply = reply;
       }
       if (app_gone_error(a.error_name)) {
-        if (reply != nullptr) dbus_message_unref(reply);
+        dbus_message_unref(reply);
         return end(make_error(errc::not_found,
                               str_cat("the application went away during the walk (",
                                       a.error_name, ")")));
       }
       f.on_answer(a);
-      if (reply != nullptr) dbus_message_unref(reply);
+      dbus_message_unref(reply);
       answered = true;
       // The deadline after every answer, the cancellation after every
       // kAnswersPerCheck: a job never runs on for long after either,

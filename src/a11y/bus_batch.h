@@ -56,8 +56,11 @@ class bus_batch {
   int sent() const { return sent_; }
 
  private:
+  // A call sent and not yet handed to its handler; reply is set (owned)
+  // once its answer is read.
   struct flight {
-    DBusPendingCall* pending = nullptr;
+    dbus_uint32_t serial = 0;
+    DBusMessage* reply = nullptr;
     handler on_answer;
   };
   struct queued {
@@ -66,6 +69,9 @@ class bus_batch {
   };
 
   status fill_window();
+  // Takes the answers to this batch's calls off the connection's incoming
+  // queue; everything else there is dispatched as libdbus would.
+  void take_answers();
   void drop_all();
 
   DBusConnection* conn_;

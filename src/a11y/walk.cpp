@@ -24,20 +24,16 @@ using namespace cu::atspi;
 
 namespace {
 
-// The interfaces the walk asks an element about, from GetInterfaces.
+// The interfaces whose presence the walk needs to know, from GetInterfaces.
 enum iface_bit : unsigned {
-  kComponent = 1u << 0,
-  kAction = 1u << 1,
-  kValue = 1u << 2,
-  kText = 1u << 3,
-  kEditableText = 1u << 4,
+  kValue = 1u << 0,
+  kText = 1u << 1,
+  kEditableText = 1u << 2,
 };
 
 unsigned iface_bits(const std::vector<std::string>& names) {
   unsigned out = 0;
   for (const std::string& n : names) {
-    if (n == ATSPI_DBUS_INTERFACE_COMPONENT) out |= kComponent;
-    if (n == ATSPI_DBUS_INTERFACE_ACTION) out |= kAction;
     if (n == ATSPI_DBUS_INTERFACE_VALUE) out |= kValue;
     if (n == ATSPI_DBUS_INTERFACE_TEXT) out |= kText;
     if (n == ATSPI_DBUS_INTERFACE_EDITABLE_TEXT) out |= kEditableText;
@@ -187,12 +183,41 @@ struct node {
 
 bool has(uint64_t states, AtspiStateType s) { return (states >> unsigned(s)) & 1u; }
 
-// The pipelined walk: for every element, five calls at once (role, name,
-// states, interfaces, children); once its interfaces are known, up to
-// three more (extents, actions, and a Value's number or a text field's
-// text), with up to bus_batch's window of calls in flight across
-// elements. About eight calls per element instead of libatspi's eleven to
-// fifteen round trips, and none of them waits for the one before.
+// Whether the walk needs an element's interfaces, known from its role and
+// states: a Value's number for the roles that have a range (the toolkits
+// implement Value for these: GTK's ranges, spin buttons, progress and
+// level bars and panes; Chromium's sliders, spin buttons, scroll bars,
+// progress bars, meters and splitters), the text of a text field, and
+// whether an element that says "editable" has EditableText. Everywhere
+// else (nine elements in ten) its extents and actions are asked outright,
+// an element without them answering an error.
+bool needs_interfaces(AtspiRole role, uint64_t states) {
+  switch (role) {
+    case ATSPI_ROLE_SLIDER:
+    case ATSPI_ROLE_SPIN_BUTTON:
+    case ATSPI_ROLE_SCROLL_BAR:
+    case ATSPI_ROLE_PROGRESS_BAR:
+    case ATSPI_ROLE_LEVEL_BAR:
+    case ATSPI_ROLE_SPLIT_PANE:
+    case ATSPI_ROLE_SEPARATOR:
+    case ATSPI_ROLE_DIAL:
+    case ATSPI_ROLE_INVALID:
+    case ATSPI_ROLE_UNKNOWN:
+      return true;
+    default:
+      break;
+  }
+  return text_is_value(role) || has(states, ATSPI_STATE_EDITABLE);
+}
+
+// The pipelined walk: for every element, six calls at once (role, name,
+// states, children, extents, actions); once its role and states are known,
+// its interfaces where they matter (needs_interfaces), and from them a
+// Value's number or a text field's text; once its actions are counted,
+// one call per action name. With up to bus_batch's window of calls in
+// flight across elements: about seven calls per element instead of
+// libatspi's eleven to fifteen round trips, and none of them waits for
+// the one before.
 class walker {
  public:
   walker(const walk_limits& limits, bus_batch& batch, std::string bus_name)
@@ -235,20 +260,46 @@ class walker {
                 });
     batch_.call(p, ATSPI_DBUS_INTERFACE_ACCESSIBLE, "GetState", nullptr,
                 [this, id](const bus_answer& a) {
-                  if (auto s = reply_states(a.reply)) nodes_[size_t(id)].states = *s;
-                });
-    batch_.call(p, ATSPI_DBUS_INTERFACE_ACCESSIBLE, "GetInterfaces", nullptr,
-                [this, id](const bus_answer& a) {
                   node& n = nodes_[size_t(id)];
-                  if (n.dead) return;
-                  n.ifaces = iface_bits(reply_strings(a.reply));
-                  ask_interfaces(id);
+                  if (auto s = reply_states(a.reply)) n.states = *s;
+                  if (!n.dead && needs_interfaces(n.role, n.states)) ask_interfaces(id);
                 });
     batch_.call(p, ATSPI_DBUS_INTERFACE_ACCESSIBLE, "GetChildren", nullptr,
                 [this, id](const bus_answer& a) { on_children(id, a); });
+    batch_.call(p, ATSPI_DBUS_INTERFACE_COMPONENT, "GetExtents",
+                [](DBusMessageIter* it) {
+                  uint32_t screen = ATSPI_COORD_TYPE_SCREEN;
+                  dbus_message_iter_append_basic(it, DBUS_TYPE_UINT32, &screen);
+                },
+                [this, id](const bus_answer& a) {
+                  auto r = reply_extents(a.reply);
+                  // GTK places what it has not mapped at G_MININT, 1x1.
+                  if (r && r->w > 0 && r->h > 0 && r->x > kOffscreen && r->y > kOffscreen) {
+                    nodes_[size_t(id)].frame = *r;
+                  }
+                });
+    // GetActions answers every action at once, but with its localized name
+    // (GTK's "Click", Chromium's ""), not the name actions are asked by: it
+    // gives the count, and each name is one more call.
+    batch_.call(p, ATSPI_DBUS_INTERFACE_ACTION, "GetActions", nullptr,
+                [this, id](const bus_answer& a) {
+                  if (nodes_[size_t(id)].dead) return;
+                  size_t count = reply_strings(a.reply).size();
+                  nodes_[size_t(id)].actions.assign(count, std::string());
+                  for (size_t i = 0; i < count; ++i) ask_action_name(id, int32_t(i));
+                });
   }
 
   void ask_interfaces(int id) {
+    batch_.call(nodes_[size_t(id)].path, ATSPI_DBUS_INTERFACE_ACCESSIBLE, "GetInterfaces",
+                nullptr, [this, id](const bus_answer& a) {
+                  node& n = nodes_[size_t(id)];
+                  n.ifaces = iface_bits(reply_strings(a.reply));
+                  ask_value(id);
+                });
+  }
+
+  void ask_value(int id) {
     const node& n = nodes_[size_t(id)];
     if (n.ifaces & kValue) {
       batch_.call(n.path, DBUS_INTERFACE_PROPERTIES, "Get",
@@ -274,31 +325,6 @@ class walker {
                   [this, id](const bus_answer& a) {
                     if (auto s = reply_string(a.reply)) {
                       nodes_[size_t(id)].value = clip_text(std::move(*s), limits_.max_text);
-                    }
-                  });
-    }
-    if (n.ifaces & kAction) {
-      // GetActions answers every action at once, but with its localized
-      // name (GTK's "Click", Chromium's ""), not the name actions are
-      // asked by: it gives the count, and each name is one more call.
-      batch_.call(n.path, ATSPI_DBUS_INTERFACE_ACTION, "GetActions", nullptr,
-                  [this, id](const bus_answer& a) {
-                    size_t count = reply_strings(a.reply).size();
-                    nodes_[size_t(id)].actions.assign(count, std::string());
-                    for (size_t i = 0; i < count; ++i) ask_action_name(id, int32_t(i));
-                  });
-    }
-    if (n.ifaces & kComponent) {
-      batch_.call(n.path, ATSPI_DBUS_INTERFACE_COMPONENT, "GetExtents",
-                  [](DBusMessageIter* it) {
-                    uint32_t screen = ATSPI_COORD_TYPE_SCREEN;
-                    dbus_message_iter_append_basic(it, DBUS_TYPE_UINT32, &screen);
-                  },
-                  [this, id](const bus_answer& a) {
-                    auto r = reply_extents(a.reply);
-                    // GTK places what it has not mapped at G_MININT, 1x1.
-                    if (r && r->w > 0 && r->h > 0 && r->x > kOffscreen && r->y > kOffscreen) {
-                      nodes_[size_t(id)].frame = *r;
                     }
                   });
     }
