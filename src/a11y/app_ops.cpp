@@ -416,8 +416,9 @@ std::optional<std::string> click_refusal(const live_element& e) {
 }
 
 // set_value: through EditableText (text fields), else Value (numbers).
-status set_element_value(live_element& e, const std::string& value,
+status set_element_value(live_element& e, const element_request& req,
                          a11y_outcome& out, bus_calls& calls) {
+  const std::string& value = req.value;
   GError* err = nullptr;
   const bool editable = std::find(e.states.begin(), e.states.end(), "editable") != e.states.end();
   if (auto x = calls.before(); !x) return x;
@@ -491,7 +492,19 @@ status set_element_value(live_element& e, const std::string& value,
        e.ref.role == "password text")) {
     // A text field that takes no EditableText (Chromium's entries): it is
     // focused here, and the loop selects its text and types the value
-    // through the input actor.
+    // through the input actor, which types as much as type_text does per
+    // call. A longer value is refused before the field is touched, rather
+    // than typed in part or for minutes.
+    if (req.characters > req.max_typed) {
+      return make_error(
+          errc::invalid_argument,
+          str_cat("Invalid argument \"value\": element ", std::to_string(e.ref.index), " (",
+                  e.ref.role, " \"", e.ref.name, "\") has no editable text interface, so its "
+                  "value is typed through the keyboard, which takes at most ",
+                  std::to_string(req.max_typed), " characters per call, got ",
+                  std::to_string(req.characters), "; nothing was typed. Set a shorter value, "
+                  "or click it and type the rest with type_text"));
+    }
     if (auto x = calls.before(); !x) return x;
     if (gobj<AtspiComponent> comp{atspi_accessible_get_component_iface(e.obj.get())}) {
       if (auto x = calls.before(); !x) return x;
@@ -607,7 +620,7 @@ class element_job final : public a11y_op {
         return tool_result::text("");
       }
       case element_request::kind::set_value: {
-        if (auto x = set_element_value(*e, req_.value, *out_, calls); !x) {
+        if (auto x = set_element_value(*e, req_, *out_, calls); !x) {
           return fail_app(c, app_, &out_->app, x.take_error());
         }
         if (out_->method == "keyboard") {
