@@ -601,8 +601,9 @@ result<uint32_t> focus_app_window(const app_ref& app, const a11y_control& c, bus
                         str_cat(app.facts.name, " (pid ", std::to_string(app.facts.pid),
                                 ") has no window on this X display to send keys to"));
     }
-    auto focused = c.windows->focus((*win)->id);
+    auto focused = c.windows->focus((*win)->id, c.cancelled);
     if (!focused) return focused.take_error();
+    if (!*focused && c.cancelled()) return make_error(errc::cancelled, "cancelled");
     if (!*focused) {
       return make_error(errc::x_failed,
                         str_cat("could not give ", app.facts.name, "'s window \"", (*win)->title,
