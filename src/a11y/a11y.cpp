@@ -110,9 +110,10 @@ class bus_link {
   }
 
   // The desktop, whose children are the applications connections() reads.
-  // Asked of the registry once per connection, on the bus (call_timeout_ms
-  // bounds it, and the bus is already in connections() for the end's
-  // watchdog); libatspi keeps it, and its children, up to date from then.
+  // Asked of the registry once per connection (called before every job; a
+  // no-op once it is held), on the bus (call_timeout_ms bounds it, and the
+  // bus is already in connections() for the end's watchdog); libatspi keeps
+  // it, and its children, up to date from then.
   void take_desktop(int call_timeout_ms) {
     if (conn_ == nullptr || desktop_ != nullptr) return;
     atspi_set_timeout(call_timeout_ms, call_timeout_ms);
@@ -421,9 +422,9 @@ void a11y::thread_main() {
       auto c = link->connect(context_, windows.root_names_a11y_bus());
       if (!c) r = tool_result::failure(c.err());
       publish_connections();
-      link->take_desktop(job->op->call_timeout_ms);
     }
     if (!r) {
+      link->take_desktop(job->op->call_timeout_ms);
       link->revive_children();
       publish_connections();
       a11y_control control;
