@@ -56,7 +56,28 @@ class bus_link {
 
   bool up() const { return conn_ != nullptr; }
   bool reconnected() const { return reconnected_; }
-  int fd() const { return fd_; }
+
+  // Every D-Bus connection a libatspi call of this thread can block on:
+  // the accessibility bus, and each application's own. libatspi opens a
+  // private peer-to-peer connection to an application (at-spi2-core 2.34
+  // on) when the application answers GetApplicationBusAddress, which it
+  // asks as soon as it meets the application; the answer is handled
+  // whenever the bus is dispatched, so an application's connection can
+  // appear between any two calls. Read from libatspi's structures only
+  // (the desktop's children and their AtspiApplication), without a bus
+  // call, so it is cheap enough to ask before every call.
+  void connections(std::vector<DBusConnection*>& out) const {
+    out.clear();
+    if (conn_ == nullptr) return;
+    out.push_back(conn_);
+    GPtrArray* children = desktop_ != nullptr ? desktop_->children : nullptr;
+    for (guint i = 0; children != nullptr && i < children->len; ++i) {
+      auto* child = static_cast<AtspiAccessible*>(g_ptr_array_index(children, i));
+      AtspiApplication* app = child != nullptr ? ATSPI_OBJECT(child)->app : nullptr;
+      if (app == nullptr || app->bus == nullptr) continue;
+      if (std::find(out.begin(), out.end(), app->bus) == out.end()) out.push_back(app->bus);
+    }
+  }
 
   // Connects (again, when a bus was lost). Errors say what is missing.
   status connect(GMainContext* context, bool x_bus_property) {
@@ -80,13 +101,23 @@ class bus_link {
       return make_error(errc::a11y_unavailable, "cannot connect to the accessibility bus");
     }
     conn_ = dbus_connection_ref(bus);
-    if (!dbus_connection_get_socket(conn_, &fd_)) fd_ = -1;
     if (lost_) {
       for (AtspiApplication* app : stale_) revive(app, conn_);
       reconnected_ = true;
       lost_ = false;
     }
     return {};
+  }
+
+  // The desktop, whose children are the applications connections() reads.
+  // Asked of the registry once per connection (called before every job; a
+  // no-op once it is held), on the bus (call_timeout_ms bounds it, and the
+  // bus is already in connections() for the end's watchdog); libatspi keeps
+  // it, and its children, up to date from then.
+  void take_desktop(int call_timeout_ms) {
+    if (conn_ == nullptr || desktop_ != nullptr) return;
+    atspi_set_timeout(call_timeout_ms, call_timeout_ms);
+    desktop_ = atspi_get_desktop(0);
   }
 
   // Whether the connection is still up; reads what the socket has (a
@@ -101,6 +132,7 @@ class bus_link {
   // it will find again by name are kept, to be revived on the next bus.
   void lose() {
     if (conn_ == nullptr) return;
+    drop_desktop();
     if (atspi_is_initialized()) {
       gobj_ptr desktop(atspi_get_desktop(0));
       if (desktop) {
@@ -115,7 +147,6 @@ class bus_link {
     }
     dbus_connection_unref(conn_);
     conn_ = nullptr;
-    fd_ = -1;
     lost_ = true;
   }
 
@@ -187,7 +218,13 @@ class bus_link {
     return owned;
   }
 
+  void drop_desktop() {
+    if (desktop_ != nullptr) g_object_unref(desktop_);
+    desktop_ = nullptr;
+  }
+
   void forget() {
+    drop_desktop();
     for (AtspiApplication* app : stale_) g_object_unref(app);
     stale_.clear();
     if (conn_ != nullptr) dbus_connection_unref(conn_);
@@ -195,7 +232,7 @@ class bus_link {
   }
 
   DBusConnection* conn_ = nullptr;
-  int fd_ = -1;
+  AtspiAccessible* desktop_ = nullptr;  // Referenced; null until take_desktop().
   bool lost_ = false;         // The last connection broke.
   bool reconnected_ = false;  // This process is on a bus found again.
   std::vector<AtspiApplication*> stale_;  // Referenced; revived on the next bus.
@@ -267,17 +304,41 @@ void a11y::watchdog_main() {
   std::unique_lock<std::mutex> lock(mu_);
   const auto until = a11y_clock::now() + std::chrono::milliseconds(kEndWaitMs);
   running_done_.wait_until(lock, until, [this] { return !running_ || stopping_; });
-  if (!running_ || bus_fd_ < 0) return;
-  // libdbus blocks in poll() on the connection's socket for the call's
-  // whole timeout; shutting the socket down (not closing it: the a11y
-  // thread still owns the descriptor) wakes that poll with a hang-up, and
-  // the call returns "disconnected" at once. The connection is not used
-  // again: the server is stopping.
+  if (!running_ || connections_.empty()) return;
+  // libdbus blocks in poll() on one connection's socket for the call's
+  // whole timeout, and retries the poll when a signal interrupts it:
+  // only the socket waking can end the call. Shutting it down (not closing
+  // it: its connection still owns the descriptor) wakes that poll with a
+  // hang-up, and the call returns "disconnected" at once. Which connection
+  // a call waits on is libatspi's choice (the bus, or the application's
+  // own peer-to-peer socket), so every connection the thread has is shut.
+  // libdbus releases a connection's lock while it polls, so asking it for
+  // its socket does not wait for the blocked call; a connection that has
+  // closed since it was published has no socket, so no descriptor number
+  // that was reused since is touched. None is used again: the server is
+  // stopping.
+  int cut = 0;
+  for (DBusConnection* c : connections_) {
+    int fd = -1;
+    if (dbus_connection_get_socket(c, &fd) && fd >= 0 && shutdown(fd, SHUT_RDWR) == 0) ++cut;
+  }
   log(log_level::info,
       "a11y: a bus call was still running %d ms after the server began to stop; "
-      "cutting the bus connection",
-      kEndWaitMs);
-  shutdown(bus_fd_, SHUT_RDWR);
+      "shut down %d D-Bus connection(s) under it",
+      kEndWaitMs, cut);
+}
+
+void a11y::publish(const std::vector<DBusConnection*>& now) {
+  if (now == published_) return;
+  std::vector<DBusConnection*> fresh;
+  fresh.reserve(now.size());
+  for (DBusConnection* c : now) fresh.push_back(dbus_connection_ref(c));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    connections_.swap(fresh);
+  }
+  for (DBusConnection* c : fresh) dbus_connection_unref(c);
+  published_ = now;
 }
 
 void a11y::thread_main() {
@@ -341,18 +402,16 @@ void a11y::thread_main() {
     if (!r) {
       if (auto refused = refuse_hung(*memory, job->op->app)) r = tool_result::failure(*refused);
     }
-    auto publish_fd = [&] {
-      std::lock_guard<std::mutex> lock(mu_);
-      bus_fd_ = link->fd();
+    std::vector<DBusConnection*> conns_now;
+    auto publish_connections = [&] {
+      link->connections(conns_now);
+      publish(conns_now);
     };
     auto drop_bus = [&] {
-      // Its objects mean nothing now; the watchdog must not touch a socket
-      // that is about to be closed.
+      // Its objects mean nothing now; the watchdog has no business with
+      // connections that are about to be closed.
       memory = make_a11y_memory();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        bus_fd_ = -1;
-      }
+      publish({});
       link->lose();
     };
     if (!r && link->up() && !link->alive()) {
@@ -362,15 +421,23 @@ void a11y::thread_main() {
     if (!r && !link->up()) {
       auto c = link->connect(context_, windows.root_names_a11y_bus());
       if (!c) r = tool_result::failure(c.err());
-      publish_fd();
+      publish_connections();
     }
     if (!r) {
+      link->take_desktop(job->op->call_timeout_ms);
       link->revive_children();
+      publish_connections();
       a11y_control control;
       control.deadline = deadline;
       control.call_timeout_ms = job->op->call_timeout_ms;
       uint64_t seq = job->seq;
-      control.cancelled = [this, seq] { return ending_flag_.load() || is_cancelled(seq); };
+      // Asked before every bus call of the job (bus_calls::before,
+      // bus_batch's checks): the moment to publish a connection libatspi
+      // opened since, before a call can block on it.
+      control.cancelled = [this, seq, &publish_connections] {
+        publish_connections();
+        return ending_flag_.load() || is_cancelled(seq);
+      };
       control.windows = &windows;
       control.memory = memory.get();
       r = job->op->run(control);
@@ -393,6 +460,7 @@ void a11y::thread_main() {
     running_done_.notify_all();
   }
   memory.reset();
+  publish({});
   link.reset();
   g_main_context_pop_thread_default(context_);
 }

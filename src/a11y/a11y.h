@@ -20,6 +20,12 @@
 // job that waited in the queue past its deadline is answered at once with
 // a timeout, so no call waits longer than its tool's documented time
 // however many are queued before it.
+//
+// Stopping is bounded too: a call still blocked kEndWaitMs after
+// end_soon() is ended by a watchdog thread that shuts down the sockets of
+// the D-Bus connections the thread publishes before every bus call (the
+// bus, and libatspi's peer-to-peer connection to each application), since
+// libdbus waits on one of them and nothing else wakes it.
 // Thread affinity: post(), cancel(), end_soon() and stop() on the loop
 // thread; everything else on the a11y thread.
 #pragma once
@@ -40,6 +46,7 @@
 #include "core/job.h"
 
 typedef struct _GMainContext GMainContext;
+typedef struct DBusConnection DBusConnection;
 
 namespace cu {
 
@@ -67,7 +74,9 @@ class a11y {
   // The server is stopping (stdin's end or a signal): the queued jobs are
   // answered at once with an error and never run, the running one stops at
   // its next bus call, and one still blocked in a bus call kEndWaitMs later
-  // has the bus connection shut under it, so its call returns. Idempotent.
+  // has every D-Bus connection of the thread shut under it (the bus and
+  // each application's peer-to-peer one), so its call returns whichever
+  // connection it waits on. Idempotent.
   void end_soon();
 
   // Ends the queued jobs as end_soon() does, then joins.
@@ -80,6 +89,10 @@ class a11y {
   void thread_main();
   bool is_cancelled(uint64_t seq);
   void watchdog_main();
+  // On the a11y thread: makes now (the connections a call can block on)
+  // the watchdog's list, each referenced while listed. Cheap when nothing
+  // changed.
+  void publish(const std::vector<DBusConnection*>& now);
 
   std::string display_;
   completion_queue& done_;
@@ -92,11 +105,14 @@ class a11y {
   bool stopping_ = false;
   bool ending_ = false;  // end_soon() was called.
   bool running_ = false;  // A job is in op->run.
-  int bus_fd_ = -1;  // The bus connection's socket while connected.
+  // Every D-Bus connection the a11y thread's calls can block on,
+  // referenced: what the watchdog shuts down.
+  std::vector<DBusConnection*> connections_;
 
   std::atomic<bool> ending_flag_{false};  // ending_, read without the lock by jobs.
   std::thread thread_;
   std::thread watchdog_;  // Started by end_soon().
+  std::vector<DBusConnection*> published_;  // The a11y thread's copy of connections_.
 };
 
 }  // namespace cu

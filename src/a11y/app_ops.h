@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,10 @@ struct element_request {
   int click_count = 1;
   std::string action;  // secondary
   std::string value;   // set_value
+  // set_value's keyboard fallback types at most max_typed characters (the
+  // input actor's limit per call, type_text's); value has characters.
+  size_t characters = 0;
+  size_t max_typed = SIZE_MAX;
 };
 
 // An element of app's latest snapshot: acted on (click through its own
@@ -92,7 +97,9 @@ struct element_request {
 // and answers an empty success, or fails. A click on a disabled element,
 // or one out of view, is refused. set_value on a focusable text field
 // without EditableText (Chromium's entries) focuses it and its window and
-// leaves out->method "keyboard": the loop then selects all and types.
+// leaves out->method "keyboard": the loop then selects all and types; a
+// value longer than req.max_typed characters is refused there instead,
+// before anything is focused.
 std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
                                           std::shared_ptr<a11y_outcome> out);
 

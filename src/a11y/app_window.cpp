@@ -104,7 +104,7 @@ bool app_windows::root_names_a11y_bus() {
   return p && p->type != XCB_NONE;
 }
 
-result<bool> app_windows::focus(uint32_t w, int wait_ms) {
+result<bool> app_windows::focus(uint32_t w, const std::function<bool()>& stop, int wait_ms) {
   if (auto e = connect(); !e) return e.take_error();
   xcb_connection_t* c = conn_.get();
   auto has_focus = [&] {
@@ -123,6 +123,7 @@ result<bool> app_windows::focus(uint32_t w, int wait_ms) {
   }
   for (int waited = 0; waited < wait_ms; waited += 10) {
     if (has_focus()) return true;
+    if (stop && stop()) return false;
     usleep(10000);
   }
   return has_focus();

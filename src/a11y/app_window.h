@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -54,8 +55,10 @@ class app_windows {
 
   // Gives w the keyboard focus: through the window manager when one runs
   // (_NET_ACTIVE_WINDOW), else directly. Waits up to wait_ms for X to say
-  // the focus is there; false when it is not.
-  result<bool> focus(uint32_t w, int wait_ms = 1000);
+  // the focus is there; false when it is not, or as soon as stop() says so
+  // (the job was cancelled or the server is stopping: the wait is no bus
+  // call, which the end's watchdog could cut).
+  result<bool> focus(uint32_t w, const std::function<bool()>& stop, int wait_ms = 1000);
 
  private:
   status connect();

@@ -16,6 +16,7 @@
 #include "toolsets/a11y/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
+#include "util/utf8.h"
 
 #if CU_HAVE_A11Y
 #include "a11y/app_ops.h"
@@ -342,16 +343,31 @@ void handle_set_value(tool_call& call) {
                              ", which no text field can take; leave it out"));
   }
   // The keys of the keyboard fallback, made now so that a value the
-  // keyboard cannot type is refused before anything is focused.
-  size_t characters = 0;
-  auto keys = keystrokes_for_text(*value, &characters);
-  if (!keys) return call.fail(str_cat("Invalid argument \"value\": ", keys.err().message));
-  auto out = std::make_shared<a11y_outcome>();
+  // keyboard cannot type is refused before anything is focused. One longer
+  // than the keyboard types per call (type_text's limit) gets none: the
+  // a11y thread refuses the fallback for it, and the value still goes to
+  // a field that takes it through EditableText.
   element_request req;
+  req.characters = count_code_points(*value);
+  req.max_typed = kMaxTypeCharacters;
+  size_t characters = 0;
+  std::vector<typed_char> typed;
+  if (req.characters <= req.max_typed) {
+    auto keys = keystrokes_for_text(*value, &characters);
+    if (!keys) {
+      // The keyboard's message names its own argument, "text".
+      std::string why = keys.err().message;
+      constexpr std::string_view kText = "Invalid argument \"text\": ";
+      if (why.starts_with(kText)) why.erase(0, kText.size());
+      return call.fail(str_cat("Invalid argument \"value\": ", why));
+    }
+    typed = std::move(*keys);
+  }
+  auto out = std::make_shared<a11y_outcome>();
   req.what = element_request::kind::set_value;
   req.index = int(*index);
   req.value = std::string(*value);
-  call.then([out, keys = std::move(*keys), characters](tool_call& next, tool_result r) {
+  call.then([out, keys = std::move(typed), characters](tool_call& next, tool_result r) {
     if (r.is_error || out->method != "keyboard") {
       return next.finish(r.is_error ? std::move(r) : action_result(*out));
     }
