@@ -83,6 +83,8 @@ def chromium(d, point=(500, 360)):
     proc = d.start(dk.chromium_argv(profile, LABELS_PAGE))
     window = d.wait_window(lambda t: t.startswith("labels ["), 60, "Chromium's labels page")
     spy = dk.TitleSpy(d.display, window)
+    # A look first: the pointer's image coordinates refer to it.
+    d.tool("screenshot")
     try:
         # A motion may come before Chromium takes pointer events; the next
         # point, a few pixels on, is a new motion.
