@@ -277,6 +277,7 @@ void a11y::end_soon() {
     std::lock_guard<std::mutex> lock(mu_);
     if (ending_) return;
     ending_ = true;
+    end_at_ = (a11y_clock::now() + std::chrono::milliseconds(kEndGraceMs)).time_since_epoch().count();
     ending_flag_ = true;
     watchdog_ = std::thread(&a11y::watchdog_main, this);
   }
@@ -300,10 +301,19 @@ bool a11y::is_cancelled(uint64_t seq) {
   return std::find(cancels_.begin(), cancels_.end(), seq) != cancels_.end();
 }
 
+bool a11y::past_end() const {
+  return ending_flag_.load() &&
+         a11y_clock::now().time_since_epoch().count() >= end_at_.load();
+}
+
 void a11y::watchdog_main() {
   std::unique_lock<std::mutex> lock(mu_);
-  const auto until = a11y_clock::now() + std::chrono::milliseconds(kEndWaitMs);
-  running_done_.wait_until(lock, until, [this] { return !running_ || stopping_; });
+  const auto until = a11y_clock::time_point(a11y_clock::duration(end_at_.load()));
+  // Until the grace ends, or everything is done and the server stops. No
+  // job starts after the grace (the queue is answered instead), so a job
+  // running then is the last one.
+  running_done_.wait_until(lock, until,
+                           [this] { return stopping_ && !running_ && queue_.empty(); });
   if (!running_ || connections_.empty()) return;
   // libdbus blocks in poll() on one connection's socket for the call's
   // whole timeout, and retries the poll when a signal interrupts it:
@@ -325,7 +335,7 @@ void a11y::watchdog_main() {
   log(log_level::info,
       "a11y: a bus call was still running %d ms after the server began to stop; "
       "shut down %d D-Bus connection(s) under it",
-      kEndWaitMs, cut);
+      kEndGraceMs, cut);
 }
 
 void a11y::publish(const std::vector<DBusConnection*>& now) {
@@ -356,13 +366,15 @@ void a11y::thread_main() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       // A cancelled job still queued is answered with nothing, and never
-      // runs; once the server is stopping, no queued job runs.
+      // runs; once the server's grace for stopping is over, no queued job
+      // runs.
+      const bool over = past_end();
       for (auto it = queue_.begin(); it != queue_.end();) {
         if (std::find(cancels_.begin(), cancels_.end(), it->seq) != cancels_.end()) {
           done_.push(job_done(*it, std::nullopt));
           std::erase(cancels_, it->seq);
           it = queue_.erase(it);
-        } else if (ending_) {
+        } else if (over) {
           done_.push(job_done(*it, tool_result::failure(
                                        "the server is stopping: this a11y call was not run")));
           it = queue_.erase(it);
@@ -386,7 +398,10 @@ void a11y::thread_main() {
       continue;
     }
     std::optional<tool_result> r;
-    const auto deadline = job->posted + job->op->budget;
+    auto deadline = job->posted + job->op->budget;
+    if (ending_flag_.load()) {
+      deadline = std::min(deadline, a11y_clock::time_point(a11y_clock::duration(end_at_.load())));
+    }
     const auto now = a11y_clock::now();
     if (now >= deadline) {
       // Its whole budget went in the queue, behind calls to applications
@@ -436,7 +451,7 @@ void a11y::thread_main() {
       // opened since, before a call can block on it.
       control.cancelled = [this, seq, &publish_connections] {
         publish_connections();
-        return ending_flag_.load() || is_cancelled(seq);
+        return past_end() || is_cancelled(seq);
       };
       control.windows = &windows;
       control.memory = memory.get();

@@ -21,11 +21,15 @@
 // a timeout, so no call waits longer than its tool's documented time
 // however many are queued before it.
 //
-// Stopping is bounded too: a call still blocked kEndWaitMs after
-// end_soon() is ended by a watchdog thread that shuts down the sockets of
-// the D-Bus connections the thread publishes before every bus call (the
-// bus, and libatspi's peer-to-peer connection to each application), since
-// libdbus waits on one of them and nothing else wakes it.
+// Stopping is bounded too: for kEndGraceMs after end_soon() the jobs go on
+// as before (a client that writes its calls and closes its end, as
+// `printf ... | computer-use-mcp` does, is answered), each cut to that
+// time; then the jobs still queued are answered that the server is
+// stopping, and a call still blocked is ended by a watchdog thread that
+// shuts down the sockets of the D-Bus connections the thread publishes
+// before every bus call (the bus, and libatspi's peer-to-peer connection to
+// each application), since libdbus waits on one of them and nothing else
+// wakes it.
 // Thread affinity: post(), cancel(), end_soon() and stop() on the loop
 // thread; everything else on the a11y thread.
 #pragma once
@@ -71,23 +75,28 @@ class a11y {
   // at its next bus call. Its completion carries nothing.
   void cancel(uint64_t seq);
 
-  // The server is stopping (stdin's end or a signal): the queued jobs are
-  // answered at once with an error and never run, the running one stops at
-  // its next bus call, and one still blocked in a bus call kEndWaitMs later
-  // has every D-Bus connection of the thread shut under it (the bus and
-  // each application's peer-to-peer one), so its call returns whichever
-  // connection it waits on. Idempotent.
+  // The server is stopping (stdin's end or a signal): jobs run for
+  // kEndGraceMs more, each cut to that time; then the queued ones are
+  // answered with an error and never run, the running one stops at its
+  // next bus call, and one blocked in a bus call has every D-Bus connection
+  // of the thread shut under it (the bus and each application's
+  // peer-to-peer one), so its call returns whichever connection it waits
+  // on. Idempotent.
   void end_soon();
 
   // Ends the queued jobs as end_soon() does, then joins.
   void stop();
 
-  // How long end_soon() lets a running bus call go on.
-  static constexpr int kEndWaitMs = 300;
+  // How long after end_soon() jobs still run: what a pipeline's last calls
+  // need (list_apps on a bus just started takes tens of milliseconds),
+  // and well inside the second the server has to exit in.
+  static constexpr int kEndGraceMs = 600;
 
  private:
   void thread_main();
   bool is_cancelled(uint64_t seq);
+  // Whether end_soon()'s grace is over; lock-free, for the jobs' checks.
+  bool past_end() const;
   void watchdog_main();
   // On the a11y thread: makes now (the connections a call can block on)
   // the watchdog's list, each referenced while listed. Cheap when nothing
@@ -110,6 +119,8 @@ class a11y {
   std::vector<DBusConnection*> connections_;
 
   std::atomic<bool> ending_flag_{false};  // ending_, read without the lock by jobs.
+  // When the grace ends (steady_clock's count), set before ending_flag_.
+  std::atomic<int64_t> end_at_{0};
   std::thread thread_;
   std::thread watchdog_;  // Started by end_soon().
   std::vector<DBusConnection*> published_;  // The a11y thread's copy of connections_.

@@ -233,6 +233,27 @@ TEST_CASE("50 get_app_state calls queued behind a stopped application are all an
   CHECK(now_ms() - before < 1000);
 }
 
+TEST_CASE("calls written just before stdin's end are still answered, as a pipeline's are") {
+  bounds_desk d;
+  // printf '...' | computer-use-mcp: the calls and the end arrive together.
+  d.s.send(tool_call("\"apps\"", "list_apps", "{}"));
+  d.s.send(tool_call("\"state\"", "get_app_state", d.args()));
+  const int64_t start = now_ms();
+  d.s.close_stdin();
+  json_ptr apps = d.s.read_response("\"apps\"", 5000);
+  json_ptr state = d.s.read_response("\"state\"", 5000);
+  REQUIRE(apps);
+  REQUIRE(state);
+  INFO(apps->text.substr(0, 300));
+  INFO(state->text.substr(0, 300));
+  CHECK_FALSE(is_error(*apps));
+  CHECK_FALSE(is_error(*state));
+  auto status = d.s.wait_exit(20000);
+  REQUIRE(status);
+  CHECK(*status == 0);
+  CHECK(now_ms() - start < 1000);
+}
+
 TEST_CASE("stdin's end with 20 calls queued behind a stopped application: the server exits within a second") {
   bounds_desk d;
   ok_call(d.s, "get_app_state", d.args());
