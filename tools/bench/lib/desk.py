@@ -161,17 +161,32 @@ def page_origin(move_to, spy):
 
     move_to(point) is a mouse_move through a server, returning its answer's
     text ("moved to (dx, dy)"); the page adds where the pointer landed to its
-    title ("ready - @ 12,34"). Two points, so that one is away from wherever
-    the pointer was.
+    title ("ready - @ 12,34"). A motion can be lost (Chromium, loaded, may
+    not take pointer events yet) or reported late, so the pointer moves on
+    to new points until two reports in a row moved as the pointer did: then
+    each report is the motion it follows, and the page's origin is the
+    difference.
     """
-    for point in ([500, 400], [520, 410]):
+    def parse(text):
+        return [int(v) for v in text.split("(", 1)[1].split(")", 1)[0].split(",")[:2]]
+
+    last = None
+    for attempt in range(12):
         spy.drain()
         seen = len(spy.seen)
-        text = move_to(point)
-        device = [int(v) for v in text.split("(", 1)[1].split(")", 1)[0].split(",")]
-        spy.wait(lambda t: len(spy.seen) > seen and " @ " in t, 30, "the page's pointer report")
-    cx, cy = (int(v) for v in spy.title.split(" @ ", 1)[1].split()[0].split(",")[:2])
-    return device[0] - cx, device[1] - cy
+        device = parse(move_to([500 + 9 * attempt, 400 + 5 * attempt]))
+        try:
+            spy.wait(lambda t: len(spy.seen) > seen and " @ " in t, 3 + attempt,
+                     "the page's pointer report")
+        except TaskFailed:
+            last = None
+            continue
+        client = [int(v) for v in spy.title.split(" @ ", 1)[1].split()[0].split(",")[:2]]
+        if last is not None and [device[0] - last[0][0], device[1] - last[0][1]] == \
+                [client[0] - last[1][0], client[1] - last[1][1]]:
+            return device[0] - client[0], device[1] - client[1]
+        last = (device, client)
+    raise TaskFailed(f"the page's pointer report: titles seen {spy.seen[-6:]!r}")
 
 
 class Desk:
