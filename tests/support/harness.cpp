@@ -490,6 +490,22 @@ void x_client::paint_noise(xcb_window_t w, int width, int height, uint32_t seed)
   sync();
 }
 
+uint32_t next_block_value(uint32_t& state) {
+  state = state * 1664525u + 1013904223u;
+  return state >> 8;
+}
+
+uint32_t x_client::paint_blocks(xcb_window_t win, int w, int h, uint32_t seed) {
+  uint32_t state = seed * 2654435761u + 1;
+  auto next = [&] { return next_block_value(state); };
+  for (int i = 0; i < 24; ++i) {
+    const int bw = 10 + int(next() % 60), bh = 8 + int(next() % 40);
+    const int bx = int(next() % uint32_t(w - bw)), by = int(next() % uint32_t(h - bh));
+    fill(win, bx, by, bw, bh, rgb{uint8_t(next() % 256), uint8_t(next() % 256), uint8_t(next() % 256)});
+  }
+  return state;
+}
+
 void x_client::sync() {
   free(xcb_get_input_focus_reply(conn_, xcb_get_input_focus(conn_), nullptr));
 }

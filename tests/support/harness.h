@@ -175,6 +175,9 @@ bool is_error(const json_line& response);
 
 using rgb = std::array<uint8_t, 3>;
 
+// The sequence paint_blocks draws from: advances state, returns the next value.
+uint32_t next_block_value(uint32_t& state);
+
 // An X client for painting known pixels.
 class x_client {
  public:
@@ -193,6 +196,11 @@ class x_client {
   // Paints pseudo-random pixels (from seed) over the window's area: a screen
   // that compresses as badly as a photograph, or worse.
   void paint_noise(xcb_window_t w, int width, int height, uint32_t seed);
+  // Paints 24 blocks of pseudo-random sizes, places and colours (from
+  // seed) inside a w x h window: edges and flat areas, as a user interface
+  // has, the same for the same seed. Returns the generator's state, for a
+  // caller that paints more from the same sequence (next_block_value).
+  uint32_t paint_blocks(xcb_window_t win, int w, int h, uint32_t seed);
   // Waits for the X server to have processed everything sent so far.
   void sync();
 

@@ -26,17 +26,7 @@ const std::map<std::string, std::string> kVisionOn = {{"CU_TOOLSETS", "vision,wi
 // areas, as a user interface has.
 xcb_window_t paint_scene(x_client& x, int left, int top, int w, int h, uint32_t seed) {
   xcb_window_t win = x.create_app_window(left, top, w, h, rgb{250, 250, 250});
-  uint32_t state = seed * 2654435761u + 1;
-  auto next = [&] {
-    state = state * 1664525u + 1013904223u;
-    return state >> 8;
-  };
-  for (int i = 0; i < 24; ++i) {
-    const int bw = 10 + int(next() % 60), bh = 8 + int(next() % 40);
-    const int bx = int(next() % uint32_t(w - bw)), by = int(next() % uint32_t(h - bh));
-    x.fill(win, bx, by, bw, bh,
-           rgb{uint8_t(next() % 256), uint8_t(next() % 256), uint8_t(next() % 256)});
-  }
+  x.paint_blocks(win, w, h, seed);
   x.sync();
   return win;
 }
