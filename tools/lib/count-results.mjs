@@ -7,7 +7,8 @@
 // counts; an executable that ended without a summary (a crash, a timeout)
 // counts as one failure; any other test (a script) counts as one. Node's test runner prints "# pass N" / "# fail N";
 // so does tests/fuzz/run-fuzz for the fuzz step (a crash, leak or timeout: # fail 1).
-// Plain TAP without those lines is counted by its ok / not ok lines.
+// Plain TAP without those lines is counted by its ok / not ok lines, and its
+// failed lines are printed with the comment lines under them.
 import { readFileSync } from 'node:fs';
 
 let passed = 0;
@@ -56,6 +57,16 @@ function countNode(label, path) {
     if (!plan || np + nf < Number(plan[1])) nf += 1;
   }
   console.log(`${label}: ${np} passed, ${nf} failed`);
+  if (!p && !f && nf > 0) {
+    // Why, for a check whose detail went elsewhere: each failed line and the
+    // comment lines under it.
+    let under = false;
+    for (const line of text.split('\n')) {
+      if (/^not ok \d+/.test(line)) under = true;
+      else if (!line.startsWith('#')) under = false;
+      if (under) console.log(`  ${line}`);
+    }
+  }
   passed += np;
   failed += nf;
 }

@@ -69,10 +69,19 @@ cu_ensure_packages() {
   fi
   echo "installing: $missing" >&2
   export DEBIAN_FRONTEND=noninteractive
-  # The package lists may be absent or stale on a fresh machine.
-  apt-get update -qq >&2 || true
-  # shellcheck disable=SC2086
-  apt-get install -y -qq --no-install-recommends $missing >&2
+  # The package lists may be absent or stale on a fresh machine. A mirror
+  # that fails for a moment (a dropped connection, lists updated under us)
+  # gets two more tries, each after fresh lists.
+  local try
+  for try in 1 2 3; do
+    apt-get update -qq >&2 || true
+    # shellcheck disable=SC2086
+    apt-get install -y -qq --no-install-recommends -o Acquire::Retries=3 $missing >&2 && return 0
+    [ "$try" -lt 3 ] && echo "apt-get install failed (try $try of 3); trying again in $((try * 5)) s" >&2 &&
+      sleep $((try * 5))
+  done
+  echo "could not install: $missing" >&2
+  return 1
 }
 
 # cu_ensure_node: Node.js 18 or newer with npm, for the MCP SDK test.
