@@ -1,15 +1,19 @@
 #include "input/guard.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <xcb/xcb.h>
 #include <xcb/xtest.h>
 
+#include <algorithm>
 #include <bitset>
 #include <cerrno>
+#include <vector>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,10 +23,62 @@
 namespace cu {
 namespace {
 
+// A device handed over on the devices channel, and what to write to it if
+// the server dies.
+struct guarded_device {
+  int fd = -1;
+  std::vector<uint8_t> on_death;
+};
+
+// The records of the devices channel: 'D' with a descriptor and the bytes
+// to write on death, or 'F' (forget the device).
+constexpr size_t kMaxDeathBytes = 4096;
+
+// Reads one record of the devices channel; false when the channel ended.
+bool read_device_record(int sock, guarded_device& dev) {
+  uint8_t buf[1 + kMaxDeathBytes];
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  iovec iov{buf, sizeof buf};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  int passed = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+      std::memcpy(&passed, CMSG_DATA(c), sizeof passed);
+    }
+  }
+  if (dev.fd >= 0) close(dev.fd);
+  dev.fd = -1;
+  dev.on_death.clear();
+  if (buf[0] == 'D' && passed >= 0) {
+    dev.fd = passed;
+    dev.on_death.assign(buf + 1, buf + n);
+  } else if (passed >= 0) {
+    close(passed);
+  }
+  return true;
+}
+
 // What the guard does once the server's end of the pipe has closed.
 [[noreturn]] void release_and_exit(const std::string& display, const std::bitset<256>& keys,
                                    const std::bitset<32>& buttons,
-                                   const std::bitset<256>& borrowed) {
+                                   const std::bitset<256>& borrowed, guarded_device& dev) {
+  if (dev.fd >= 0) {
+    // The device still has the server's last state: neutral, then gone
+    // with our copy of it.
+    ssize_t n = write(dev.fd, dev.on_death.data(), dev.on_death.size());
+    close(dev.fd);
+    log(log_level::warn, "input guard: the server went away; its controller was set neutral (%s)",
+        n == ssize_t(dev.on_death.size()) ? "done" : strerror(errno));
+  }
   if (keys.none() && buttons.none() && borrowed.none()) _exit(0);
   int screen_number = 0;
   xcb_connection_t* c = xcb_connect(display.c_str(), &screen_number);
@@ -48,7 +104,7 @@ namespace {
   _exit(0);
 }
 
-[[noreturn]] void guard_main(int fd, const std::string& display) {
+[[noreturn]] void guard_main(int fd, int devices, const std::string& display) {
   prctl(PR_SET_NAME, "cu-input-guard");
   // A Ctrl+C or SIGTERM sent to the whole process group must not take the
   // guard down before the server has released its input.
@@ -62,16 +118,29 @@ namespace {
   // descriptor (the lock, a socket) would outlive the server.
   int max = int(sysconf(_SC_OPEN_MAX));
   for (int f = 3; f < (max > 0 ? max : 1024); ++f) {
-    if (f != fd) close(f);
+    if (f != fd && f != devices) close(f);
   }
+  guarded_device dev;
   std::bitset<256> keys, borrowed;
   std::bitset<32> buttons;
   unsigned char buf[4096];
   size_t have = 0;
   for (;;) {
+    pollfd p[2] = {{fd, POLLIN, 0}, {devices, POLLIN, 0}};
+    if (poll(p, devices >= 0 ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      release_and_exit(display, keys, buttons, borrowed, dev);
+    }
+    if (devices >= 0 && p[1].revents != 0 && !read_device_record(devices, dev)) {
+      // The server closed the channel: it has no device any more, or is
+      // dying (the pipe says which).
+      close(devices);
+      devices = -1;
+    }
+    if (p[0].revents == 0) continue;
     ssize_t n = read(fd, buf + have, sizeof buf - have);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) release_and_exit(display, keys, buttons, borrowed);
+    if (n <= 0) release_and_exit(display, keys, buttons, borrowed, dev);
     have += size_t(n);
     size_t i = 0;
     for (; i + 2 <= have; i += 2) {
@@ -95,9 +164,26 @@ namespace {
 
 input_guard::~input_guard() {
   if (fd_ >= 0) close(fd_);
+  if (devices_fd_ >= 0) close(devices_fd_);
 }
 
 input_guard& input_guard::operator=(input_guard&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) close(fd_);
+    if (devices_fd_ >= 0) close(devices_fd_);
+    fd_ = o.fd_;
+    devices_fd_ = o.devices_fd_;
+    o.fd_ = -1;
+    o.devices_fd_ = -1;
+  }
+  return *this;
+}
+
+guard_devices::~guard_devices() {
+  if (fd_ >= 0) close(fd_);
+}
+
+guard_devices& guard_devices::operator=(guard_devices&& o) noexcept {
   if (this != &o) {
     if (fd_ >= 0) close(fd_);
     fd_ = o.fd_;
@@ -106,12 +192,63 @@ input_guard& input_guard::operator=(input_guard&& o) noexcept {
   return *this;
 }
 
+void guard_devices::adopt(int device_fd, std::span<const uint8_t> on_death) {
+  if (fd_ < 0) return;
+  uint8_t buf[1 + kMaxDeathBytes];
+  buf[0] = 'D';
+  size_t n = std::min(on_death.size(), kMaxDeathBytes);
+  std::memcpy(buf + 1, on_death.data(), n);
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{buf, 1 + n};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &device_fd, sizeof device_fd);
+  ssize_t sent;
+  do {
+    sent = sendmsg(fd_, &msg, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) {
+    log(log_level::warn, "input guard unreachable for the controller (%s); continuing without it",
+        strerror(errno));
+    close(fd_);
+    fd_ = -1;
+  }
+}
+
+void guard_devices::forget() {
+  if (fd_ < 0) return;
+  const uint8_t rec = 'F';
+  ssize_t sent;
+  do {
+    sent = send(fd_, &rec, 1, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+}
+
 input_guard input_guard::start(const std::string& display) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) {
     log(log_level::warn, "input guard not started: pipe: %s", strerror(errno));
     return {};
   }
+  // The devices channel keeps each record whole (a descriptor rides with
+  // its bytes); without it the guard still guards the keyboard and pointer.
+  int d[2] = {-1, -1};
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, d) != 0) {
+    log(log_level::warn, "input guard: no devices channel: %s", strerror(errno));
+    d[0] = d[1] = -1;
+  }
+  auto close_devices = [&] {
+    for (int f : d) {
+      if (f >= 0) close(f);
+    }
+  };
   // Fork twice so the guard is not our child: nobody has to reap it, and it
   // is reparented at once instead of when we die.
   pid_t mid = fork();
@@ -119,30 +256,35 @@ input_guard input_guard::start(const std::string& display) {
     log(log_level::warn, "input guard not started: fork: %s", strerror(errno));
     close(p[0]);
     close(p[1]);
+    close_devices();
     return {};
   }
   if (mid == 0) {
     close(p[1]);
+    if (d[1] >= 0) close(d[1]);
     pid_t guard = fork();
     if (guard == 0) {
       setsid();
-      guard_main(p[0], display);
+      guard_main(p[0], d[0], display);
     }
     _exit(guard < 0 ? 1 : 0);
   }
   close(p[0]);
+  if (d[0] >= 0) close(d[0]);
   int status = 0;
   while (waitpid(mid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     log(log_level::warn, "input guard not started");
     close(p[1]);
+    if (d[1] >= 0) close(d[1]);
     return {};
   }
   // Never block the input actor on a stalled guard; a record it misses only
   // weakens the crash-time cleanup.
   fcntl(p[1], F_SETFL, fcntl(p[1], F_GETFL) | O_NONBLOCK);
-  return input_guard(p[1]);
+  if (d[1] >= 0) fcntl(d[1], F_SETFL, fcntl(d[1], F_GETFL) | O_NONBLOCK);
+  return input_guard(p[1], d[1]);
 }
 
 void input_guard::send(char op, uint8_t code) {

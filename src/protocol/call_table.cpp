@@ -86,6 +86,24 @@ class table_tool_call final : public tool_call {
 #endif
   }
 
+  void room(toolset t, std::function<void(job_header)> post) override {
+    room_executor* where = t_.room_of(t);
+    if (where == nullptr) return fail("that toolset is not on");
+    done_ = true;
+    job_header h;
+    h.seq = seq_;
+    h.reply = reply();
+    f().at = where;
+    post(std::move(h));
+  }
+
+  room_service* service(toolset t) override {
+    for (auto& [id, s] : t_.ctx_.services) {
+      if (id == t) return s;
+    }
+    return nullptr;
+  }
+
   void then(std::function<void(tool_call&, tool_result)> next) override {
     call_table::call_state& fl = f();
     fl.next = std::move(next);
@@ -175,6 +193,20 @@ call_table::call_table(call_context ctx)
 #if CU_HAVE_A11Y
   if (ctx_.ax != nullptr) a11y_.emplace(*ctx_.ax);
 #endif
+  for (auto& [id, service] : ctx_.services) {
+    std::string name = "the ";
+    for (const toolset_def& set : all_toolsets()) {
+      if (set.id == id) name += set.name;
+    }
+    rooms_.push_back(std::make_unique<room_executor>(*service, name + " toolset's thread"));
+  }
+}
+
+room_executor* call_table::room_of(toolset t) {
+  for (size_t i = 0; i < ctx_.services.size(); ++i) {
+    if (ctx_.services[i].first == t) return rooms_[i].get();
+  }
+  return nullptr;
 }
 
 void call_table::call(std::string_view id_json, const std::optional<object>& params) {

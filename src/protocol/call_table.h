@@ -61,6 +61,9 @@ struct call_context {
   desktop& desk;
   // The a11y thread, or null (not built, or the a11y toolset is off).
   class a11y* ax = nullptr;
+  // The services the rooms of the toolsets that are on run (the
+  // gamepad's thread), by toolset.
+  std::vector<std::pair<toolset, room_service*>> services;
   // Whether the server is stopping (no new batch step starts then).
   std::function<bool()> stopping;
   // A call ended: backpressure may ease, and a stop may finish.
@@ -183,6 +186,9 @@ class call_table final : public batch_host, public until_host {
 #if CU_HAVE_A11Y
   std::optional<a11y_executor> a11y_;  // Only when the a11y thread runs.
 #endif
+  // One per room service, as call_context::services lists them.
+  std::vector<std::unique_ptr<room_executor>> rooms_;
+  room_executor* room_of(toolset t);
   timer_executor waits_;   // wait's timers (finish_after).
   timer_executor pauses_;  // A batch's pauses between steps.
   watch_executor watching_;

@@ -20,6 +20,7 @@
 #include "protocol/screen_watch.h"
 #if CU_HAVE_A11Y
 #include "a11y/a11y.h"
+#include "toolsets/registry.h"
 #endif
 
 namespace cu {
@@ -71,6 +72,24 @@ class a11y_executor final : public job_executor<a11y_job> {
   class a11y& ax_;
 };
 #endif
+
+// The service a toolset's room runs (toolsets/registry.h, room_service:
+// the gamepad's thread); its handlers hand it their jobs themselves
+// (tool_call::room).
+class room_executor final : public call_executor {
+ public:
+  room_executor(room_service& service, std::string name)
+      : service_(service), name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+  bool cancel(uint64_t seq) override {
+    service_.cancel(seq);
+    return false;
+  }
+
+ private:
+  room_service& service_;
+  std::string name_;
+};
 
 // One kind of loop timer, one per call at most: `wait`'s, or a batch's
 // pause between steps. A cancellation stops it, and the call ends here.

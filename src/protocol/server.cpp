@@ -48,6 +48,20 @@ std::unique_ptr<a11y> make_a11y([[maybe_unused]] const config& cfg,
   return nullptr;
 }
 
+// The rooms' services, started for the toolsets that are on.
+std::vector<std::pair<toolset, std::unique_ptr<room_service>>> start_room_services(
+    toolset_mask on, const config& cfg, completion_queue& done, guard_devices& guard) {
+  room_start with{cfg, done, guard};
+  return start_services(on, with);
+}
+
+std::vector<std::pair<toolset, room_service*>> service_pointers(
+    const std::vector<std::pair<toolset, std::unique_ptr<room_service>>>& services) {
+  std::vector<std::pair<toolset, room_service*>> out;
+  for (const auto& [id, service] : services) out.emplace_back(id, service.get());
+  return out;
+}
+
 // The longest line the kept parser takes; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
 
@@ -78,11 +92,14 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                              const damage_monitor& d = pool_.damage();
                              return d.watching() ? d.last_change() : std::nullopt;
                            }}},
-             std::move(guard), generation_, completions_),
+             (guard_devices_ = guard.take_devices(), std::move(guard)), generation_,
+             completions_),
       desktop_(cfg_.display, generation_, completions_),
       a11y_(make_a11y(cfg_, completions_)),
       coords_(cfg_.display, generation_),
+      services_(start_room_services(cfg_.toolsets_on, cfg_, completions_, guard_devices_)),
       calls_(call_context{loop, cfg_, out_, coords_, grants_, pool_, actor_, desktop_, a11y_.get(),
+                          service_pointers(services_),
                           [this] { return stopping_; },
                           [this] {
                             relieve_pressure();
@@ -96,6 +113,11 @@ server::~server() {
   actor_.stop();
   desktop_.stop();
   stop_a11y();
+  stop_services();
+}
+
+void server::stop_services() {
+  for (auto& [id, service] : services_) service->stop();
 }
 
 void server::stop_a11y() {
@@ -210,6 +232,7 @@ void server::on_stdin_end(int status) {
 void server::on_frame(std::string_view line, bool padded) {
   if (stopping_) return;
   actor_.note_activity();
+  for (auto& [id, service] : services_) service->note_activity();
   // The idle release also ends the session's grants (the actor releases
   // held input on its own timer).
   auto now = std::chrono::steady_clock::now();
@@ -434,6 +457,7 @@ void server::begin_stop(stop_reason why) {
     // Nobody can ask for a release any more: end holds now rather than at
     // their deadlines (they still answer, early).
     actor_.end_holds();
+    for (auto& [id, service] : services_) service->end_holds();
     calls_.end_waits_early();
   } else {
     // Nobody will read the answers, or we were told to stop now: drop them.
@@ -450,6 +474,7 @@ void server::maybe_finish_stop() {
   actor_.stop();
   desktop_.stop();
   stop_a11y();
+  stop_services();
   completions_.close();
   calls_.close();
   for (uv_signal_t* s : {&sigterm_, &sigint_, &sighup_}) {

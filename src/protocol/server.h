@@ -94,6 +94,7 @@ class server {
 
   void begin_stop(stop_reason why);
   void stop_a11y();
+  void stop_services();
   void end_a11y_soon();
   void maybe_finish_stop();
 
@@ -108,12 +109,17 @@ class server {
   completion_queue completions_;
   server_generation generation_;  // Shared with the threads below.
   capture_pool pool_;
+  // The input guard's channel for devices, taken before the guard goes to
+  // the actor, for the rooms' services (the gamepad's controller).
+  guard_devices guard_devices_;
   input_actor actor_;
   desktop desktop_;
   // The a11y thread, when built with libatspi and the a11y toolset is on.
   std::unique_ptr<a11y> a11y_;
   coordinates coords_;
   session_grants grants_;
+  // What the rooms of the toolsets that are on run (the gamepad's thread).
+  std::vector<std::pair<toolset, std::unique_ptr<room_service>>> services_;
   call_table calls_;
   uv_signal_t sigterm_, sigint_, sighup_;
 

@@ -7,6 +7,7 @@
 #include "core/json_writer.h"
 #include "toolsets/a11y/room.h"
 #include "toolsets/computer/room.h"
+#include "toolsets/gamepad/room.h"
 #include "toolsets/table_reader.h"
 #include "toolsets/vision/room.h"
 #include "toolsets/windows/room.h"
@@ -18,7 +19,7 @@ namespace {
 // The list of toolsets, in tools/list order. A new toolset is a room of its
 // own and one line here (and its name in the toolset enum).
 const toolset_room* const kRooms[] = {&computer_room(), &windows_room(), &vision_room(),
-                                      &a11y_room()};
+                                      &a11y_room(), &gamepad_room()};
 
 const toolset_tables& data() {
   static const toolset_tables tables(kRooms);
@@ -28,6 +29,15 @@ const toolset_tables& data() {
 }  // namespace
 
 std::span<const toolset_def> all_toolsets() { return data().sets(); }
+
+std::vector<std::pair<toolset, std::unique_ptr<room_service>>> start_services(toolset_mask on,
+                                                                               room_start& with) {
+  std::vector<std::pair<toolset, std::unique_ptr<room_service>>> out;
+  for (const toolset_room* room : kRooms) {
+    if (room->start != nullptr && has(on, room->id)) out.emplace_back(room->id, room->start(with));
+  }
+  return out;
+}
 
 bool toolset_built(toolset t) { return t != toolset::a11y || CU_HAVE_A11Y; }
 
@@ -124,6 +134,7 @@ const char* executor_name(executor e) {
     case executor::capture: return "capture pool";
     case executor::desktop: return "desktop thread";
     case executor::a11y: return "a11y thread";
+    case executor::room: return "its room's thread";
   }
   return "?";
 }

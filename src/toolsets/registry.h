@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,9 +20,12 @@
 namespace cu {
 
 class tool_call;
+struct config;
+class completion_queue;
+class guard_devices;
 
 // Where a tool's work runs once its handler has validated the arguments.
-enum class executor { loop, input, capture, desktop, a11y };
+enum class executor { loop, input, capture, desktop, a11y, room };
 
 // MCP tool annotations (hints for the host; truthful, not a security boundary).
 struct tool_annotations {
@@ -57,7 +61,7 @@ struct tool_binding {
 // A group of tools switched on together (CU_TOOLSETS, --toolsets).
 // `computer` is the contract's 24 tools and is always on; the others add
 // tools, and never rename or change the 24.
-enum class toolset : uint8_t { computer, windows, vision, a11y };
+enum class toolset : uint8_t { computer, windows, vision, a11y, gamepad };
 
 // A set of toolsets, one bit per toolset.
 using toolset_mask = uint32_t;
@@ -72,13 +76,45 @@ struct toolset_def {
   std::span<const tool_def> tools;
 };
 
+// What a room runs while its toolset is on, beside its handlers (the
+// gamepad's controller thread): started with the server, told of every
+// request, of stdin's end and of the stop. A handler reaches it through
+// tool_call::service. Thread affinity: these calls come from the loop thread.
+class room_service {
+ public:
+  virtual ~room_service() = default;
+  // A request arrived (the idle release counts from the latest one).
+  virtual void note_activity() {}
+  // stdin ended: what is held is released now, and holds answer early.
+  virtual void end_holds() {}
+  // Stops call seq's work (tool_call::room handed it here): it ends in an
+  // empty completion, or its result is dropped when it comes.
+  virtual void cancel(uint64_t seq) = 0;
+  // The server stops: finish, release everything and join.
+  virtual void stop() = 0;
+};
+
+// What a room's service is started with.
+struct room_start {
+  const config& cfg;
+  completion_queue& done;
+  // The input guard's channel for devices (possibly inactive).
+  guard_devices& guard;
+};
+
 // A toolset's room (src/toolsets/<name>/room.cpp): its table as JSON text
 // (its tools.json, embedded; see tables.h) and its bindings, one per tool.
 struct toolset_room {
   toolset id;
   std::string_view table;
   std::span<const tool_binding> bindings;
+  // Starts the room's service when its toolset is on; null: none.
+  std::unique_ptr<room_service> (*start)(room_start& with) = nullptr;
 };
+
+// Starts the service of each room that has one among the toolsets on.
+std::vector<std::pair<toolset, std::unique_ptr<room_service>>> start_services(toolset_mask on,
+                                                                               room_start& with);
 
 // Every toolset, in tools/list order (computer first).
 std::span<const toolset_def> all_toolsets();

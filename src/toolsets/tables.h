@@ -16,5 +16,6 @@ extern const std::string_view computer;
 extern const std::string_view windows;
 extern const std::string_view vision;
 extern const std::string_view a11y;
+extern const std::string_view gamepad;
 
 }  // namespace cu::tables

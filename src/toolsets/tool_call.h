@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/geometry.h"
+#include "core/job.h"
 #include "capture/pool.h"
 #include "input/actor.h"
 #include "core/tool_result.h"
@@ -58,6 +59,16 @@ class tool_call {
   // Completes the call on the a11y thread with op's result (the a11y
   // toolset; only when the server was built with libatspi).
   virtual void a11y(std::unique_ptr<a11y_op> op) = 0;
+
+  // Completes the call on the service of toolset t's room (the gamepad's
+  // thread): post receives the job's header (its request, where its end
+  // goes) and hands the job to the service, which ends it with exactly one
+  // completion; a cancellation goes to the service's cancel.
+  virtual void room(toolset t, std::function<void(job_header)> post) = 0;
+
+  // The service toolset t's room runs, or null (the toolset is off, or its
+  // room runs none).
+  virtual room_service* service(toolset t) = 0;
 
   // Chains a further step: the completing function called next (capture,
   // input, desktop, a11y) does not end the call; its result goes to next,

@@ -64,6 +64,7 @@ config config_from_env() {
   if (const char* v = env("CU_LOCK_PATH")) c.lock_path = v;
   if (const char* v = env("CU_SAVE_DIR")) c.save_dir = v;
   if (const char* v = env("CU_TOOLSETS")) c.toolsets = v;
+  if (const char* v = env("CU_UINPUT")) c.uinput_path = v;
   read_seconds("CU_IDLE_RELEASE_SECS", &c.idle_release_secs, 86400.0 * 365);
   read_seconds("CU_SCREENSHOT_DELAY", &c.screenshot_delay_secs, 60);
   read_count("CU_MAX_FRAME_BYTES", &c.max_frame_bytes, 1024, size_t{1} << 32);

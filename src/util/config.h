@@ -31,6 +31,7 @@ struct config {
   double pace_text_ms = 200;                                    // CU_PACE_TEXT_MS
   double pace_max_ms = 1000;                                    // CU_PACE_MAX_MS
   bool input_guard = true;                                      // CU_INPUT_GUARD
+  std::string uinput_path = "/dev/uinput";                       // CU_UINPUT
   log_level level = log_level::info;                            // CU_LOG_LEVEL
   // CU_TOOLSETS as written; main parses it (tools/registry.h, parse_toolsets)
   // unless --toolsets overrides it, and sets toolsets_on, the parsed set.
