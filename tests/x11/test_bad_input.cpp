@@ -107,7 +107,8 @@ TEST_CASE("every malformed input in the bad-input table gets its answer and chan
   xvfb x;
   input_probe probe(x.display());
   x_observer obs(x.display());
-  server_process s(x.display(), {{"CU_MAX_FRAME_BYTES", "65536"}, {"CU_TOOLSETS", "all"}});
+  server_process s(x.display(), {{"CU_MAX_FRAME_BYTES", "65536"}, {"CU_TOOLSETS", "all"},
+                                  {"CU_UINPUT", "/nonexistent/uinput"}});
   int sync = 0;
   size_t checked = 0;
   for (bad_case& c : cases) {

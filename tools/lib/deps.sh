@@ -5,10 +5,11 @@
 # Packages per purpose. isa-l is optional for the build but is what makes
 # captures fast, so it is installed with the rest. The build runs python3
 # (src/toolsets/embed.py embeds the tool tables), which meson depends on.
+# libevdev makes the gamepad toolset's uinput controller.
 CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev zlib1g-dev
   libisal-dev libjpeg62-turbo-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev
   libxcb-randr0-dev libxcb-damage0-dev libxcb-composite0-dev
-  libxkbcommon-dev libxkbcommon-x11-dev"
+  libxkbcommon-dev libxkbcommon-x11-dev libevdev-dev"
 CU_PKGS_DISPLAY="xvfb x11-utils"
 # xterm is the real program the typing tests type into (fonts from
 # xfonts-base); setxkbmap (x11-xkb-utils) switches the layout to German;
@@ -28,11 +29,12 @@ CU_PKGS_DISPLAY="xvfb x11-utils"
 # (gtk-3-examples), and python3-pyatspi to measure against. The
 # real-application suite (tests/apps) drives Debian's chromium and mousepad
 # (a GTK text editor with GTK's Save dialog) and gtk3-widget-factory, and
-# reads titles and windows with x11-utils' xprop and xwininfo.
+# reads titles and windows with x11-utils' xprop and xwininfo. The gamepad
+# test's SDL probe (tests/vm/sdl_probe.cpp) is built with libsdl2-dev.
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
   strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr
   libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin gtk-3-examples python3-pyatspi
-  chromium mousepad x11-utils"
+  chromium mousepad x11-utils libsdl2-dev"
 # The a11y toolset at run time (tools/run, when it is asked for): libatspi
 # to build it in, and the accessibility bus tools/lib/a11y-session.sh starts
 # (the bus launcher and registry, dbus-run-session, dbus-send).
