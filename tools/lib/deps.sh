@@ -39,6 +39,12 @@ CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xse
 # to build it in, and the accessibility bus tools/lib/a11y-session.sh starts
 # (the bus launcher and registry, dbus-run-session, dbus-send).
 CU_PKGS_A11Y="libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin"
+# The virtual machine the gamepad tests run in (tests/vm/run-in-vm): this
+# machine's kernel may have no uinput, so the tests boot Debian's own kernel
+# (downloaded by the runner with apt-get download, never installed) under
+# qemu-system-x86, with an initramfs of busybox-static (the guest has no C
+# library before it mounts the host's root).
+CU_PKGS_VM="qemu-system-x86 busybox-static"
 # The fuzz target (tests/fuzz, tests/fuzz/run-fuzz): clang with libFuzzer and the
 # sanitizer runtimes (libclang-rt-14-dev, which Debian 12's clang does not
 # pull in), and llvm for llvm-symbolizer, so crash stacks have file:line.
