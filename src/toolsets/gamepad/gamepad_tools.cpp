@@ -93,14 +93,7 @@ void handle_gamepad_dpad(tool_call& call) {
 void handle_gamepad_trigger(tool_call& call) {
   pad_request r;
   r.what = pad_request::kind::trigger;
-  auto t = named(
-      call, "trigger",
-      [](std::string_view n) -> std::optional<int> {
-        if (n == "LT" || n == "lt") return 0;
-        if (n == "RT" || n == "rt") return 1;
-        return std::nullopt;
-      },
-      "LT, RT");
+  auto t = named(call, "trigger", trigger_named, "LT, RT");
   if (!t) return call.fail(t.err().message);
   r.index = *t;
   auto p = arg_integer(call.args, "pressure", 0, 255);
@@ -113,14 +106,7 @@ void handle_gamepad_trigger(tool_call& call) {
 void handle_gamepad_stick(tool_call& call) {
   pad_request r;
   r.what = pad_request::kind::stick;
-  auto k = named(
-      call, "stick",
-      [](std::string_view n) -> std::optional<int> {
-        if (n == "left" || n == "Left") return 0;
-        if (n == "right" || n == "Right") return 1;
-        return std::nullopt;
-      },
-      "left, right");
+  auto k = named(call, "stick", stick_named, "left, right");
   if (!k) return call.fail(k.err().message);
   r.index = *k;
   auto x = arg_integer(call.args, "x", -32768, 32767, 0);

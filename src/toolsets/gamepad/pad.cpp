@@ -125,6 +125,18 @@ std::optional<pad_dir> dir_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<int> trigger_named(std::string_view name) {
+  if (same_name(name, "LT")) return 0;
+  if (same_name(name, "RT")) return 1;
+  return std::nullopt;
+}
+
+std::optional<int> stick_named(std::string_view name) {
+  if (same_name(name, "left")) return 0;
+  if (same_name(name, "right")) return 1;
+  return std::nullopt;
+}
+
 std::string state_json(const pad_state& s, std::string_view node) {
   std::string out;
   json_writer w(out);

@@ -45,6 +45,9 @@ std::string_view button_name(pad_button b);
 std::string_view dir_name(pad_dir d);
 std::optional<pad_button> button_named(std::string_view name);
 std::optional<pad_dir> dir_named(std::string_view name);
+// LT 0, RT 1; left 0, right 1 (any case).
+std::optional<int> trigger_named(std::string_view name);
+std::optional<int> stick_named(std::string_view name);
 
 // What is held, as the tools' answers give it: {"buttons": [...], "dpad":
 // [...], "triggers": {...}, "sticks": {...}, "device": node}.
