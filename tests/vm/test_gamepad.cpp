@@ -120,6 +120,8 @@ class pad_reader {
       if (left <= 0) return std::nullopt;
       auto ev = next(int(left));
       if (!ev) return std::nullopt;
+      // The log shows each event as the device gave it.
+      std::printf("    %s %d\n", libevdev_event_code_get_name(ev->type, ev->code), ev->value);
       seen_.push_back(*ev);
       if (ev->type == type && ev->code == code && ev->value == value) return ev;
     }
@@ -148,6 +150,7 @@ double ms_between(const input_event& a, const input_event& b) {
 }
 
 void call_ok(server_process& s, std::string_view tool, std::string_view args) {
+  std::printf("  %.*s %.*s\n", int(tool.size()), tool.data(), int(args.size()), args.data());
   json_ptr r = s.call_tool(tool, args);
   REQUIRE(r);
   INFO(tool << " " << args << ": " << r->text);
@@ -177,7 +180,8 @@ void read_until_gone(pad_reader& reader, int timeout_ms = 10000) {
 
 // Reads every event until none has come for quiet_ms.
 void drain(pad_reader& reader, int quiet_ms = 300) {
-  while (reader.next(quiet_ms)) {
+  while (auto ev = reader.next(quiet_ms)) {
+    std::printf("    %s %d\n", libevdev_event_code_get_name(ev->type, ev->code), ev->value);
   }
 }
 
@@ -215,6 +219,7 @@ class device_keeper {
 }  // namespace
 
 TEST_CASE("the controller is a wired Xbox 360 pad with xpad's buttons and axes") {
+  std::printf("%s\n", "the controller is a wired Xbox 360 pad with xpad's buttons and axes");
   server_process s(kNoDisplay, pad_env());
   pad_reader reader(device_node(s));
   libevdev* d = reader.dev();
@@ -240,6 +245,7 @@ TEST_CASE("the controller is a wired Xbox 360 pad with xpad's buttons and axes")
 }
 
 TEST_CASE("every tool's events arrive on the evdev node with exact values") {
+  std::printf("%s\n", "every tool's events arrive on the evdev node with exact values");
   server_process s(kNoDisplay, pad_env());
   pad_reader reader(device_node(s));
 
@@ -310,6 +316,7 @@ TEST_CASE("every tool's events arrive on the evdev node with exact values") {
 }
 
 TEST_CASE("a hold lasts its milliseconds by the kernel's clock, and then lets go") {
+  std::printf("%s\n", "a hold lasts its milliseconds by the kernel's clock, and then lets go");
   server_process s(kNoDisplay, pad_env());
   pad_reader reader(device_node(s));
   for (int hold : {50, 300}) {
@@ -347,6 +354,7 @@ TEST_CASE("a hold lasts its milliseconds by the kernel's clock, and then lets go
 }
 
 TEST_CASE("a batch jumps and moves: steps in order, with holds") {
+  std::printf("%s\n", "a batch jumps and moves: steps in order, with holds");
   server_process s(kNoDisplay, pad_env());
   pad_reader reader(device_node(s));
   json_ptr r = s.call_tool(
@@ -376,6 +384,7 @@ TEST_CASE("a batch jumps and moves: steps in order, with holds") {
 }
 
 TEST_CASE("SDL 2 opens the controller as an Xbox 360 game controller with its names") {
+  std::printf("%s\n", "SDL 2 opens the controller as an Xbox 360 game controller with its names");
   const char* probe = std::getenv("CU_SDL_PROBE");
   REQUIRE(probe != nullptr);
   server_process s(kNoDisplay, pad_env());
@@ -384,6 +393,7 @@ TEST_CASE("SDL 2 opens the controller as an Xbox 360 game controller with its na
   REQUIRE(sdl.read_line() == "ready");
   auto added = sdl.read_line();
   REQUIRE(added);
+  std::printf("  SDL: %s\n", added->c_str());
   INFO(*added);
   CHECK(added->starts_with("controller name="));
   CHECK(added->find("type=xbox360") != std::string::npos);
@@ -414,6 +424,7 @@ TEST_CASE("SDL 2 opens the controller as an Xbox 360 game controller with its na
     call_ok(s, steps[i].first, steps[i].second);
     auto lines = sdl.read_until(expected[i]);
     REQUIRE(lines);
+    std::printf("    SDL: %s\n", expected[i]);
   }
   call_ok(s, "gamepad_reset", "{}");
   std::vector<std::string> after;
@@ -435,6 +446,7 @@ TEST_CASE("SDL 2 opens the controller as an Xbox 360 game controller with its na
   while (!all_seen() && cu::test::now_ms() < deadline) {
     auto line = sdl.read_line(int(deadline - cu::test::now_ms()));
     if (!line) break;
+    std::printf("    SDL: %s\n", line->c_str());
     after.push_back(*line);
   }
   std::string lines;
@@ -447,6 +459,7 @@ TEST_CASE("SDL 2 opens the controller as an Xbox 360 game controller with its na
 }
 
 TEST_CASE("nothing stays held when a hold is cancelled, or idle too long") {
+  std::printf("%s\n", "nothing stays held when a hold is cancelled, or idle too long");
   server_process s(kNoDisplay, pad_env({{"CU_IDLE_RELEASE_SECS", "1"}}));
   pad_reader reader(device_node(s));
   // A hold of 20 s, cancelled: the stick is centred at once and no answer
@@ -470,6 +483,7 @@ TEST_CASE("nothing stays held when a hold is cancelled, or idle too long") {
 }
 
 TEST_CASE("stdin's end and SIGTERM let go of everything before the controller goes") {
+  std::printf("%s\n", "stdin's end and SIGTERM let go of everything before the controller goes");
   for (bool sigterm : {false, true}) {
     INFO((sigterm ? "SIGTERM" : "stdin EOF"));
     server_process s(kNoDisplay, pad_env());
@@ -481,6 +495,7 @@ TEST_CASE("stdin's end and SIGTERM let go of everything before the controller go
     // A hold in progress answers early, saying why.
     s.send(R"({"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"gamepad_dpad","arguments":{"direction":"left","hold":30000}}})");
     REQUIRE(reader.until(EV_ABS, ABS_HAT0X, -1));
+    std::printf("  %s\n", sigterm ? "SIGTERM" : "stdin closed");
     if (sigterm) {
       s.signal(SIGTERM);
     } else {
@@ -500,10 +515,12 @@ TEST_CASE("stdin's end and SIGTERM let go of everything before the controller go
     check_neutral(reader.dev());
     keep.let_go();
     read_until_gone(reader);
+    std::printf("    (the device is gone)\n");
   }
 }
 
 TEST_CASE("a server killed with SIGKILL leaves nothing held: the input guard lets go") {
+  std::printf("%s\n", "a server killed with SIGKILL leaves nothing held: the input guard lets go");
   server_process s(kNoDisplay, pad_env());
   s.expect_exit_status(std::nullopt);
   pad_reader reader(device_node(s));
@@ -513,6 +530,7 @@ TEST_CASE("a server killed with SIGKILL leaves nothing held: the input guard let
   call_ok(s, "gamepad_stick", R"({"stick":"left","x":1000,"y":-1000})");
   call_ok(s, "gamepad_dpad", R"({"direction":"down","action":"press"})");
   REQUIRE(reader.until(EV_ABS, ABS_HAT0Y, 1));
+  std::printf("  SIGKILL\n");
   s.signal(SIGKILL);
   REQUIRE(s.wait_exit());
   // The guard lets go of each input, then of its copy of the device.
@@ -522,9 +540,11 @@ TEST_CASE("a server killed with SIGKILL leaves nothing held: the input guard let
   check_neutral(reader.dev());
   keep.let_go();
   read_until_gone(reader);
+  std::printf("    (the device is gone)\n");
 }
 
 TEST_CASE("without a usable uinput node the tools are listed and say why") {
+  std::printf("%s\n", "without a usable uinput node the tools are listed and say why");
   // No such node: the module is not loaded.
   {
     server_process s(kNoDisplay, pad_env({{"CU_UINPUT", "/dev/no-uinput-here"}}));

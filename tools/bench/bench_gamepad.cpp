@@ -1,4 +1,4 @@
-// bench_gamepad [--server PATH] [--samples N] [--warmup N] [--csv FILE]
+// bench_gamepad [--server PATH] [--samples N] [--warmup N] [--csv FILE] [--raw FILE]
 // [--no-python]: the gamepad toolset's latency from a tool call to the
 // evdev event, beside the kernel's floor, in one run. It needs /dev/uinput,
 // so it runs as root inside the guest tests/vm/run-in-vm boots
@@ -28,7 +28,8 @@
 // that the machine's load hits them alike. Prints a markdown table on
 // stdout (median and p90 in microseconds, each median over its floor's,
 // the server's peak RSS from VmHWM); --csv FILE writes the same rows as
-// CSV too. Progress and skips go to stderr.
+// CSV too, --raw FILE every timed sample (row, event or response, us).
+// Progress and skips go to stderr.
 #include <fcntl.h>
 #include <libevdev/libevdev-uinput.h>
 #include <libevdev/libevdev.h>
@@ -475,6 +476,7 @@ std::string cpu_model() {
 int main(int argc, char** argv) {
   std::string binary;
   std::string csv;
+  std::string raw;
   int n = 200;
   int warmup = 10;
   bool python = true;
@@ -489,11 +491,13 @@ int main(int argc, char** argv) {
       warmup = atoi(argv[++i]);
     } else if (a == "--csv" && more) {
       csv = argv[++i];
+    } else if (a == "--raw" && more) {
+      raw = argv[++i];
     } else if (a == "--no-python") {
       python = false;
     } else {
       fprintf(stderr,
-              "usage: bench_gamepad [--server PATH] [--samples N] [--warmup N] [--csv FILE] "
+              "usage: bench_gamepad [--server PATH] [--samples N] [--warmup N] [--csv FILE] [--raw FILE] "
               "[--no-python]\n");
       return 2;
     }
@@ -644,6 +648,18 @@ int main(int argc, char** argv) {
     std::ofstream out(csv);
     out << csv_text;
     if (!out) die("cannot write " + csv);
+  }
+  if (!raw.empty()) {
+    // Every timed sample, for the plot (tools/bench/bench-gamepad --plot).
+    std::ofstream out(raw);
+    out << "row,to,us\n";
+    for (const row& r : rows) {
+      for (const sample& x : r.samples) {
+        out << "\"" << r.name << "\",event," << x.event_us << "\n";
+        if (!std::isnan(x.response_us)) out << "\"" << r.name << "\",response," << x.response_us << "\n";
+      }
+    }
+    if (!out) die("cannot write " + raw);
   }
   std::error_code ec;
   std::filesystem::remove_all(tmp, ec);
