@@ -280,8 +280,10 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     // The line an image would make.
     const std::string guess = path_guess(job, env);
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
-      return tool_response_size(job.reply.id_json, make_result(candidate, area, out, false, region,
-                                                         job.save_to_disk, guess, {}));
+      return tool_response_size(job.reply.id_json,
+                                make_result(candidate, area, out, false, region,
+                                            job.save_to_disk, guess, {}),
+                                job.reply.era);
     };
     frame_encoder enc(*f, out, env, mem, mark, line_size);
     auto encoded = enc.encode();
@@ -354,8 +356,10 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   const std::array<int, 4>* region = zoom ? &job.region : nullptr;
   const std::string guess = path_guess(job, env);
   auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
-    return tool_response_size(job.reply.id_json, make_result(candidate, on_root, out, false, region,
-                                                       job.save_to_disk, guess, {}, &note));
+    return tool_response_size(job.reply.id_json,
+                              make_result(candidate, on_root, out, false, region,
+                                          job.save_to_disk, guess, {}, &note),
+                              job.reply.era);
   };
   capture_memory mem;
   frame_encoder enc(f, out, env, mem, std::nullopt, line_size);

@@ -39,8 +39,11 @@ struct reply_to {
   enum class form { line, result };
   form how = form::result;
   std::string id_json;  // The request's id as JSON, for form::line.
+  rpc_era era = rpc_era::legacy;  // The shape of the line, for form::line.
 
-  static reply_to line(std::string id_json) { return {form::line, std::move(id_json)}; }
+  static reply_to line(std::string id_json, rpc_era era) {
+    return {form::line, std::move(id_json), era};
+  }
   static reply_to result() { return {}; }
   bool is_line() const { return how == form::line; }
 };
@@ -75,7 +78,7 @@ struct completion {
 // response line, or carried as it is.
 inline void set_outcome(completion& c, const reply_to& reply, tool_result r) {
   if (reply.is_line()) {
-    c.line = render_tool_response(reply.id_json, r);
+    c.line = render_tool_response(reply.id_json, r, reply.era);
     c.is_error = r.is_error;
   } else {
     c.result = std::move(r);

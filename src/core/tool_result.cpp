@@ -1,5 +1,6 @@
 #include "core/tool_result.h"
 
+#include "build_config.h"
 #include "core/json_writer.h"
 #include "util/base64.h"
 
@@ -74,10 +75,21 @@ bool tool_result::has_image() const {
   return false;
 }
 
+void write_era_members(json_writer& w, rpc_era era) {
+  if (era != rpc_era::modern) return;
+  // Every 2026-07-28 result says what it is, and names the server, since no
+  // handshake did (the name and version are initialize's serverInfo).
+  w.key("resultType").string("complete").key("_meta").begin_object();
+  w.key("io.modelcontextprotocol/serverInfo").begin_object();
+  w.key("name").string("computer-use").key("version").string(CU_VERSION);
+  w.end_object().end_object();
+}
+
 namespace {
 
 // The response line; with images_empty, every image's data is left out.
-std::string render(std::string_view id_json, const tool_result& r, bool images_empty) {
+std::string render(std::string_view id_json, const tool_result& r, bool images_empty,
+                   rpc_era era) {
   // Size the line once: the base64 payloads dominate it.
   size_t reserve = 128 + id_json.size() + r.structured.size();
   for (const content_block& b : r.content) {
@@ -89,7 +101,9 @@ std::string render(std::string_view id_json, const tool_result& r, bool images_e
   out.reserve(reserve);
   json_writer w(out);
   w.begin_object().key("jsonrpc").string("2.0").key("id").raw(id_json).key("result");
-  w.begin_object().key("content").begin_array();
+  w.begin_object();
+  write_era_members(w, era);
+  w.key("content").begin_array();
   for (const content_block& b : r.content) {
     w.begin_object();
     if (b.type == content_block::kind::image) {
@@ -110,12 +124,12 @@ std::string render(std::string_view id_json, const tool_result& r, bool images_e
 
 }  // namespace
 
-std::string render_tool_response(std::string_view id_json, const tool_result& r) {
-  return render(id_json, r, false);
+std::string render_tool_response(std::string_view id_json, const tool_result& r, rpc_era era) {
+  return render(id_json, r, false, era);
 }
 
-size_t tool_response_size(std::string_view id_json, const tool_result& r) {
-  size_t n = render(id_json, r, true).size();
+size_t tool_response_size(std::string_view id_json, const tool_result& r, rpc_era era) {
+  size_t n = render(id_json, r, true, era).size();
   for (const content_block& b : r.content) {
     if (b.type == content_block::kind::image) n += b.image->base64.size();
   }
@@ -132,12 +146,15 @@ std::string render_result(std::string_view id_json, std::string_view result_json
   return out;
 }
 
-std::string render_error(std::string_view id_json, rpc_error code, std::string_view message) {
+std::string render_error(std::string_view id_json, rpc_error code, std::string_view message,
+                         std::string_view data_json) {
   std::string out;
   json_writer w(out);
   w.begin_object().key("jsonrpc").string("2.0").key("id").raw(id_json.empty() ? "null" : id_json);
   w.key("error").begin_object().key("code").number(int64_t(code));
-  w.key("message").string(message).end_object().end_object();
+  w.key("message").string(message);
+  if (!data_json.empty()) w.key("data").raw(data_json);
+  w.end_object().end_object();
   out.push_back('\n');
   return out;
 }

@@ -86,18 +86,37 @@ enum class rpc_error : int {
   method_not_found = -32601,
   invalid_params = -32602,
   internal_error = -32603,
+  // MCP 2026-07-28: the request's _meta names a protocol version not served here.
+  unsupported_protocol_version = -32022,
 };
 
-// `{"jsonrpc":"2.0","id":<id_json>,"result":<tool result>}` plus "\n".
-std::string render_tool_response(std::string_view id_json, const tool_result& r);
+// The era of MCP a request came in (docs/protocol.md, "Eras and state"):
+// legacy (an initialize handshake, 2025-11-25 and earlier) or modern
+// (2026-07-28, its version and capabilities in every request's _meta). A
+// modern result also carries resultType "complete" and the server's name and
+// version in its _meta; a legacy one is exactly as before.
+enum class rpc_era : unsigned char { legacy, modern };
 
-// The length of render_tool_response(id_json, r), without copying any image.
-size_t tool_response_size(std::string_view id_json, const tool_result& r);
+class json_writer;
+
+// Writes the members a result of era begins with, inside its object:
+// resultType and _meta for modern, nothing for legacy.
+void write_era_members(json_writer& w, rpc_era era);
+
+// `{"jsonrpc":"2.0","id":<id_json>,"result":<tool result>}` plus "\n".
+std::string render_tool_response(std::string_view id_json, const tool_result& r,
+                                 rpc_era era = rpc_era::legacy);
+
+// The length of render_tool_response(id_json, r, era), without copying any image.
+size_t tool_response_size(std::string_view id_json, const tool_result& r,
+                          rpc_era era = rpc_era::legacy);
 
 // `{"jsonrpc":"2.0","id":<id_json>,"result":<result_json>}` plus "\n".
 std::string render_result(std::string_view id_json, std::string_view result_json);
 
-// `{"jsonrpc":"2.0","id":<id_json or null>,"error":{"code":..,"message":..}}` plus "\n".
-std::string render_error(std::string_view id_json, rpc_error code, std::string_view message);
+// `{"jsonrpc":"2.0","id":<id_json or null>,"error":{"code":..,"message":..}}` plus "\n";
+// with data_json (a JSON value) not empty, the error's "data" too.
+std::string render_error(std::string_view id_json, rpc_error code, std::string_view message,
+                         std::string_view data_json = {});
 
 }  // namespace cu

@@ -166,7 +166,7 @@ class table_tool_call final : public tool_call {
   // A batch step's completion, or a step with a further one chained,
   // carries its result, not an answer line.
   reply_to reply() {
-    return in_batch_ || f().next ? reply_to::result() : reply_to::line(f().id_json);
+    return in_batch_ || f().next ? reply_to::result() : reply_to::line(f().id_json, f().era);
   }
 
   call_table& t_;
@@ -209,7 +209,8 @@ room_executor* call_table::room_of(toolset t) {
   return nullptr;
 }
 
-void call_table::call(std::string_view id_json, const std::optional<object>& params) {
+void call_table::call(std::string_view id_json, const std::optional<object>& params,
+                      rpc_era era) {
   std::string_view name;
   if (!params || params->at_key("name").get(name) != simdjson::SUCCESS) {
     ctx_.out.respond(render_error(id_json, rpc_error::invalid_params,
@@ -225,7 +226,7 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
   }
   log(log_level::debug, "tools/call %.*s (id %.*s)", int(std::min<size_t>(name.size(), 64)),
       name.data(), int(std::min<size_t>(id_json.size(), 64)), id_json.data());
-  uint64_t seq = accept(id_json, std::move(token));
+  uint64_t seq = accept(id_json, std::move(token), era);
   // Kept only when its end will be logged: no copy per call otherwise.
   if (log_wanted(log_level::debug)) calls_.at(seq).tool = std::string(name.substr(0, 64));
   object args = empty_args_;
@@ -285,10 +286,11 @@ void call_table::run_next(uint64_t seq, std::optional<tool_result> r) {
   }
 }
 
-uint64_t call_table::accept(std::string_view id_json, std::string progress_token) {
+uint64_t call_table::accept(std::string_view id_json, std::string progress_token, rpc_era era) {
   uint64_t seq = ++next_seq_;
   call_state f;
   f.id_json = std::string(id_json);
+  f.era = era;
   f.started = std::chrono::steady_clock::now();
   f.group = ctx_.out.join();
   if (!progress_token.empty()) progress_.start(seq, std::move(progress_token), f.started);
@@ -300,7 +302,7 @@ void call_table::answer(uint64_t seq, std::optional<tool_result> r) {
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
   if (!r) return complete(seq, std::string(), false);
-  complete(seq, render_tool_response(it->second.id_json, *r), r->is_error);
+  complete(seq, render_tool_response(it->second.id_json, *r, it->second.era), r->is_error);
 }
 
 void call_table::complete(uint64_t seq, std::string line, bool is_error) {

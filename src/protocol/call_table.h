@@ -76,8 +76,10 @@ class call_table final : public batch_host, public until_host {
   call_table(const call_table&) = delete;
   call_table& operator=(const call_table&) = delete;
 
-  // A tools/call request with these params (nothing: none were sent).
-  void call(std::string_view id_json, const std::optional<simdjson::dom::object>& params);
+  // A tools/call request with these params (nothing: none were sent), in
+  // the era whose result shape its answer takes.
+  void call(std::string_view id_json, const std::optional<simdjson::dom::object>& params,
+            rpc_era era = rpc_era::legacy);
 
   // notifications/cancelled for the request with this id: it is never
   // answered, and its work stops as soon as its executor can stop it.
@@ -123,6 +125,7 @@ class call_table final : public batch_host, public until_host {
 
   struct call_state {
     std::string id_json;
+    rpc_era era = rpc_era::legacy;  // The shape of its answer.
     bool cancelled = false;
     // The executor the call's work (for a batch: its current step's) is on
     // right now, whom a cancellation tells; null: on the loop, between
@@ -141,7 +144,7 @@ class call_table final : public batch_host, public until_host {
     const tool_def* next_def = nullptr;
   };
 
-  uint64_t accept(std::string_view id_json, std::string progress_token);
+  uint64_t accept(std::string_view id_json, std::string progress_token, rpc_era era);
   // Runs def's handler for call seq (a step of batch seq when in_batch),
   // after refusing any argument def does not take (tools/known_args.h):
   // the one way into a handler for calls, steps and condition probes. A

@@ -30,6 +30,99 @@ using simdjson::dom::object;
 
 namespace {
 
+// How long a client may keep server/discover's and tools/list's answers:
+// neither changes while the process lives. "private": the list depends on
+// this server's configuration (CU_TOOLSETS), so it is not to be shared.
+constexpr int64_t kCacheTtlMs = 3600000;
+
+void write_cache_members(json_writer& w) {
+  w.key("ttlMs").number(kCacheTtlMs).key("cacheScope").string("private");
+}
+
+// tools/list's answer in the 2026-07-28 shape: the same tools, in a result
+// that says what it is and how long it keeps.
+std::string modern_tools_list(std::string_view legacy) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element tools;
+  std::string out;
+  json_writer w(out);
+  w.begin_object();
+  write_era_members(w, rpc_era::modern);
+  write_cache_members(w);
+  if (parser.parse(legacy).at_key("tools").get(tools) == simdjson::SUCCESS) {
+    w.key("tools").raw(simdjson::minify(tools));
+  }
+  w.end_object();
+  return out;
+}
+
+// What a request's _meta says of its era. A request that names no protocol
+// version there is legacy (it came after initialize, or without it as this
+// server has always allowed). One that names one must also declare its
+// capabilities (MCP 2026-07-28, basic/index: both are required, and a
+// request missing either is answered -32602); it is modern when it names
+// 2026-07-28, legacy when it names a version initialize negotiates, and
+// refused with -32022 otherwise. error: the answer when it is refused.
+struct era_check {
+  rpc_era era = rpc_era::legacy;
+  bool declared = false;  // _meta named a version and capabilities.
+  std::string error;
+};
+
+std::string supported_versions_json() {
+  std::string out;
+  json_writer w(out);
+  w.begin_array();
+  for (const char* v : kProtocolVersions) w.string(v);
+  w.string(kModernProtocolVersion).end_array();
+  return out;
+}
+
+era_check check_era(std::string_view id_json, const std::optional<object>& params) {
+  static constexpr std::string_view kVersionKey = "io.modelcontextprotocol/protocolVersion";
+  static constexpr std::string_view kCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
+  element meta_el;
+  if (!params || params->at_key("_meta").get(meta_el) != simdjson::SUCCESS ||
+      !meta_el.is_object()) {
+    return {};
+  }
+  object meta = meta_el;
+  element version_el, capabilities, info, level;
+  const bool has_version = meta.at_key(kVersionKey).get(version_el) == simdjson::SUCCESS;
+  const bool has_capabilities = meta.at_key(kCapabilitiesKey).get(capabilities) == simdjson::SUCCESS;
+  if (!has_version && !has_capabilities) return {};
+  auto refuse = [&](std::string message) {
+    return era_check{rpc_era::legacy, false,
+                     render_error(id_json, rpc_error::invalid_params, "Invalid params: " + message)};
+  };
+  std::string_view version;
+  if (!has_version || version_el.get(version) != simdjson::SUCCESS) {
+    return refuse("_meta needs a string \"io.modelcontextprotocol/protocolVersion\"");
+  }
+  if (!has_capabilities || !capabilities.is_object()) {
+    return refuse("_meta needs an object \"io.modelcontextprotocol/clientCapabilities\"");
+  }
+  if (meta.at_key("io.modelcontextprotocol/clientInfo").get(info) == simdjson::SUCCESS &&
+      !info.is_object()) {
+    return refuse("_meta \"io.modelcontextprotocol/clientInfo\" must be an object");
+  }
+  if (meta.at_key("io.modelcontextprotocol/logLevel").get(level) == simdjson::SUCCESS &&
+      !level.is_string()) {
+    return refuse("_meta \"io.modelcontextprotocol/logLevel\" must be a string");
+  }
+  if (version == kModernProtocolVersion) return {rpc_era::modern, true, {}};
+  for (const char* v : kProtocolVersions) {
+    if (version == v) return {rpc_era::legacy, true, {}};
+  }
+  std::string data;
+  json_writer w(data);
+  w.begin_object().key("supported").raw(supported_versions_json());
+  w.key("requested").string(version).end_object();
+  return {rpc_era::legacy, false,
+          render_error(id_json, rpc_error::unsupported_protocol_version,
+                       "Unsupported protocol version", data)};
+}
+
 bool a11y_on([[maybe_unused]] const config& cfg) {
 #if CU_HAVE_A11Y
   return has(cfg.toolsets_on, toolset::a11y);
@@ -74,6 +167,7 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       cfg_(std::move(cfg)),
       splitter_(cfg_.max_frame_bytes, simdjson::SIMDJSON_PADDING),
       tools_list_json_(tools_list_json(cfg_.toolsets_on)),
+      modern_tools_list_json_(modern_tools_list(tools_list_json_)),
       in_(
           loop, [this](const char* d, size_t n) { on_stdin(d, n); },
           [this](int status) { on_stdin_end(status); }),
@@ -351,8 +445,27 @@ void server::on_message(element doc) {
 }
 
 void server::on_request(std::string_view id_json, std::string_view method, params_t params) {
+  // initialize is the legacy era's by definition, whatever its _meta says.
+  era_check era;
+  if (method != "initialize") era = check_era(id_json, params);
+  if (!era.error.empty()) {
+    out_.respond(std::move(era.error));
+    return;
+  }
+  if (era.era == rpc_era::modern) return on_modern_request(id_json, method, params);
   if (method == "tools/call") {
     calls_.call(id_json, params);
+  } else if (method == "server/discover") {
+    // Only a request that names its version and capabilities reaches
+    // discover: a legacy client's probe without them is malformed.
+    if (era.declared) {
+      out_.respond(render_result(id_json, discover_result()));
+    } else {
+      out_.respond(render_error(
+          id_json, rpc_error::invalid_params,
+          "Invalid params: server/discover needs \"io.modelcontextprotocol/protocolVersion\" and "
+          "\"io.modelcontextprotocol/clientCapabilities\" in params._meta"));
+    }
   } else if (method == "ping") {
     out_.respond(render_result(id_json, "{}"));
   } else if (method == "tools/list") {
@@ -369,6 +482,24 @@ void server::on_request(std::string_view id_json, std::string_view method, param
   } else {
     out_.respond(render_error(id_json, rpc_error::method_not_found,
                          "Method not found: " + std::string(method)));
+  }
+}
+
+void server::on_modern_request(std::string_view id_json, std::string_view method,
+                                params_t params) {
+  if (method == "tools/call") {
+    calls_.call(id_json, params, rpc_era::modern);
+  } else if (method == "tools/list") {
+    out_.respond(render_result(id_json, modern_tools_list_json_));
+  } else if (method == "server/discover") {
+    out_.respond(render_result(id_json, discover_result()));
+  } else if (method == "ping" || method == "logging/setLevel") {
+    out_.respond(render_error(id_json, rpc_error::method_not_found,
+                              "Method not found: " + std::string(method) +
+                                  " is not part of protocol version 2026-07-28"));
+  } else {
+    out_.respond(render_error(id_json, rpc_error::method_not_found,
+                              "Method not found: " + std::string(method)));
   }
 }
 
@@ -402,6 +533,19 @@ std::string server::initialize_result(params_t params) {
   w.key("logging").begin_object().end_object().end_object();
   w.key("serverInfo").begin_object().key("name").string("computer-use");
   w.key("version").string(CU_VERSION).end_object();
+  w.end_object();
+  return out;
+}
+
+std::string server::discover_result() const {
+  std::string out;
+  json_writer w(out);
+  w.begin_object();
+  write_era_members(w, rpc_era::modern);
+  w.key("supportedVersions").raw(supported_versions_json());
+  // No listChanged: the list never changes, and subscriptions/listen is not served.
+  w.key("capabilities").begin_object().key("tools").begin_object().end_object().end_object();
+  write_cache_members(w);
   w.end_object();
   return out;
 }

@@ -1,6 +1,7 @@
 // Owns: the MCP session on the loop thread: reading stdin into frames,
 // JSON-RPC parsing and dispatch (initialize, ping, tools/list, tools/call,
-// logging/setLevel, cancellations), backpressure, the threads below it and
+// logging/setLevel, cancellations; server/discover and the per-request _meta
+// of MCP 2026-07-28, served beside the handshake), backpressure, the threads below it and
 // the queue their completions come back through, and shutdown. Tool calls
 // in flight are the call table's (call_table.h); the coordinate session is
 // coordinates.h's; answers leave through replies.h.
@@ -51,8 +52,12 @@ inline constexpr size_t kMaxInflight = 4096;
 // kept until the last is done, so its size bounds that memory.
 inline constexpr size_t kMaxArrayRequests = 100;
 
-// Protocol versions this server speaks, oldest first; the last is preferred.
+// Protocol versions initialize negotiates (the legacy era), oldest first;
+// the last is preferred.
 extern const char* const kProtocolVersions[4];
+// The protocol version of the modern era, named in each request's _meta
+// instead of negotiated (docs/protocol.md, "Eras and state").
+inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
 
 class server {
  public:
@@ -87,10 +92,13 @@ class server {
   // element: reading one is undefined behaviour inside simdjson.
   using params_t = std::optional<simdjson::dom::object>;
   void on_request(std::string_view id_json, std::string_view method, params_t params);
+  // A request whose _meta names protocol version 2026-07-28 (checked).
+  void on_modern_request(std::string_view id_json, std::string_view method, params_t params);
   void on_notification(std::string_view method, params_t params);
   void on_completions(std::vector<completion>& batch);
   std::string set_logging_level(std::string_view id_json, params_t params);
   std::string initialize_result(params_t params);
+  std::string discover_result() const;
 
   void begin_stop(stop_reason why);
   void stop_a11y();
@@ -103,6 +111,7 @@ class server {
   frame_splitter splitter_;
   simdjson::dom::parser parser_;
   std::string tools_list_json_;
+  std::string modern_tools_list_json_;  // The same list in the 2026-07-28 shape.
 
   stdin_reader in_;
   replies out_;

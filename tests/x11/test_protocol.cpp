@@ -1,5 +1,5 @@
 // The JSON-RPC and MCP surface of the real binary: handshake and protocol
-// versions, listing (titles, annotations, output schemas), error answers,
+// versions, the 2026-07-28 era served beside the handshake, listing (titles, annotations, output schemas), error answers,
 // many requests on one pipe, JSON-RPC batch arrays, logging/setLevel and
 // notifications/message, and structuredContent.
 #include <catch2/catch.hpp>
@@ -9,6 +9,7 @@
 #include <csignal>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 #include <cstdlib>
@@ -121,7 +122,7 @@ TEST_CASE("an unknown method gets -32601 and notifications get no response") {
   server_process s(x.display());
   s.send(R"({"jsonrpc":"2.0","method":"notifications/whatever"})");
   s.send(R"({"jsonrpc":"2.0","method":"no/such/notification","params":{}})");
-  s.send(R"({"jsonrpc":"2.0","id":"a","method":"server/discover"})");
+  s.send(R"({"jsonrpc":"2.0","id":"a","method":"no/such/method"})");
   // The first line out must be the answer to the request: the two
   // notifications before it produced nothing.
   auto r = next_json(s);
@@ -564,11 +565,51 @@ TEST_CASE("under 2025-06-18 an array gets a single -32600") {
 TEST_CASE("unknown methods with an id get -32601") {
   xvfb x;
   server_process s(x.display());
-  for (const char* m : {"server/discover", "resources/list", "prompts/list"}) {
+  for (const char* m : {"subscriptions/listen", "resources/list", "prompts/list"}) {
     INFO(m);
     auto r = s.request(m);
     CHECK(error_code(*r) == -32601);
   }
+}
+
+TEST_CASE("a 2026-07-28 request is served with no initialize, and a legacy one beside it keeps its shape") {
+  xvfb x;
+  server_process s(x.display());
+  const std::string meta =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{}})";
+  s.send(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{)" + meta + "}}");
+  s.send(R"({"jsonrpc":"2.0","id":"m","method":"tools/call","params":{)" + meta +
+         R"(,"name":"cursor_position"}})");
+  s.send(R"({"jsonrpc":"2.0","id":"l","method":"tools/call","params":{"name":"cursor_position"}})");
+  s.send(R"({"jsonrpc":"2.0","id":"b","method":"server/discover"})");
+  std::map<std::string, json_ptr> by_id;
+  for (int i = 0; i < 4; ++i) {
+    auto r = next_json(s);
+    by_id[id_of(*r)] = std::move(r);
+  }
+  std::string_view type;
+  element discover = by_id.at("\"d\"")->root["result"];
+  REQUIRE(discover["resultType"].get(type) == simdjson::SUCCESS);
+  CHECK(type == "complete");
+  std::vector<std::string_view> versions;
+  for (element v : discover["supportedVersions"].get_array()) versions.push_back(v.get_string());
+  CHECK(versions == std::vector<std::string_view>{"2024-11-05", "2025-03-26", "2025-06-18",
+                                                   "2025-11-25", "2026-07-28"});
+  CHECK(discover["capabilities"]["tools"].is_object());
+  element modern = by_id.at("\"m\"")->root["result"];
+  REQUIRE(modern["resultType"].get(type) == simdjson::SUCCESS);
+  CHECK(type == "complete");
+  std::string_view name;
+  REQUIRE(modern["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].get(name) ==
+          simdjson::SUCCESS);
+  CHECK(name == "computer-use");
+  element legacy = by_id.at("\"l\"")->root["result"];
+  CHECK(legacy["isError"].get_bool().value() == false);
+  CHECK(legacy["resultType"].error() == simdjson::NO_SUCH_FIELD);
+  CHECK(legacy["_meta"].error() == simdjson::NO_SUCH_FIELD);
+  // A discover that names no version is malformed, not unknown.
+  CHECK(error_code(*by_id.at("\"b\"")) == -32602);
 }
 
 TEST_CASE("logging/setLevel turns log lines into notifications/message") {
