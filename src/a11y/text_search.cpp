@@ -49,6 +49,39 @@ bool label_role(AtspiRole role) {
   }
 }
 
+// The roles an agent acts on: what screenshot_marks marks.
+bool actionable_role(AtspiRole role) {
+  switch (role) {
+    case ATSPI_ROLE_PUSH_BUTTON:
+    case ATSPI_ROLE_PUSH_BUTTON_MENU:
+    case ATSPI_ROLE_TOGGLE_BUTTON:
+    case ATSPI_ROLE_CHECK_BOX:
+    case ATSPI_ROLE_RADIO_BUTTON:
+    case ATSPI_ROLE_MENU:
+    case ATSPI_ROLE_MENU_ITEM:
+    case ATSPI_ROLE_CHECK_MENU_ITEM:
+    case ATSPI_ROLE_RADIO_MENU_ITEM:
+    case ATSPI_ROLE_PAGE_TAB:
+    case ATSPI_ROLE_LINK:
+    case ATSPI_ROLE_ENTRY:
+    case ATSPI_ROLE_PASSWORD_TEXT:
+    case ATSPI_ROLE_SPIN_BUTTON:
+    case ATSPI_ROLE_COMBO_BOX:
+    case ATSPI_ROLE_SLIDER:
+    case ATSPI_ROLE_SCROLL_BAR:
+    case ATSPI_ROLE_LIST_ITEM:
+    case ATSPI_ROLE_TREE_ITEM:
+    case ATSPI_ROLE_TABLE_CELL:
+    case ATSPI_ROLE_TABLE_ROW:
+    case ATSPI_ROLE_COLUMN_HEADER:
+    case ATSPI_ROLE_TABLE_COLUMN_HEADER:
+    case ATSPI_ROLE_TEXT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The label as words laid along the element's box, each as wide as its
 // characters' share of the label (spaces included), so that find_phrase,
 // which matches words on a line, can match it and narrow a match to part
@@ -258,6 +291,7 @@ class text_search final : public a11y_op {
     if (auto x = calls.before(); !x) return x;
     const AtspiRole role = atspi_accessible_get_role(e, &err);
     if (err != nullptr) return skip(calls, err);
+    if (io_->actionable) return keep_actionable(e, role, pid, stack, calls, whole);
     if (!label_role(role)) return {};
     if (auto x = calls.before(); !x) return x;
     std::string label = take(atspi_accessible_get_name(e, &err));
@@ -296,6 +330,37 @@ class text_search final : public a11y_op {
     hit.box.x -= io_->origin.x;
     hit.box.y -= io_->origin.y;
     (hit.whole_words ? whole : part).push_back(std::move(hit));
+    return {};
+  }
+
+  // screenshot_marks' mode: an actionable element shown in the area kept
+  // with its name (empty for an unnamed entry) and box.
+  status keep_actionable(AtspiAccessible* e, AtspiRole role, int pid,
+                         const std::vector<window_details>& stack, bus_calls& calls,
+                         std::vector<a11y_text_hit>& kept) {
+    if (!actionable_role(role)) return {};
+    if (kept.size() >= io_->max_results) return {};
+    std::optional<rect> frame;
+    if (auto x = read_frame(e, calls, frame); !x) return x;
+    if (!frame || frame->w <= 0 || frame->h <= 0) return {};
+    const point center{frame->x + frame->w / 2, frame->y + frame->h / 2};
+    if (!contains(area_, center)) return {};
+    const window_details* top = topmost_at(stack, center);
+    if (top != nullptr && top->info.pid != uint32_t(pid)) return {};
+    GError* err = nullptr;
+    a11y_text_hit hit;
+    if (auto x = calls.before(); !x) return x;
+    hit.text = take(atspi_accessible_get_name(e, &err));
+    if (err != nullptr) return skip(calls, err);
+    ++io_->elements_read;
+    if (auto x = calls.before(); !x) return x;
+    hit.role = take(atspi_accessible_get_role_name(e, &err));
+    if (err != nullptr) return skip(calls, err);
+    hit.whole_words = true;
+    hit.box = *frame;
+    hit.box.x -= io_->origin.x;
+    hit.box.y -= io_->origin.y;
+    kept.push_back(std::move(hit));
     return {};
   }
 

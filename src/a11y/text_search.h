@@ -33,6 +33,10 @@ struct a11y_text_hit {
 struct a11y_text_search {
   std::string phrase;
   bool exact = false;
+  // Instead of a phrase: every element of an actionable role shown there
+  // (buttons, entries, links, menu items, check and radio boxes, tabs, list
+  // and tree rows, combo boxes, sliders), named or not (screenshot_marks).
+  bool actionable = false;
   size_t max_results = 10;
   // Where to look: in root window pixels, or, with window set, in that
   // window's own pixels (its content's top-left corner at 0, 0), and then

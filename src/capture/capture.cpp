@@ -6,6 +6,7 @@
 
 #include "capture/find.h"
 #include "capture/find_text.h"
+#include "capture/marks_capture.h"
 #include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
@@ -393,6 +394,9 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
   if (job.what == capture_job::kind::find_text) {
     if (env.recognizer == nullptr) return tool_result::failure("find_text has no recognizer here");
     return run_find_text(g, job, *env.recognizer, stamp(coord_session{}));
+  }
+  if (job.what == capture_job::kind::marks) {
+    return run_marks(g, job, env, stamp(coord_session{}), established);
   }
   if (job.window != 0) return capture_window(g, job, env, stamp(coord_session{}), established);
 

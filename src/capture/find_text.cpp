@@ -157,10 +157,15 @@ tool_result text_recognizer::run(const text_job& job) {
       engine_error_ = opened.take_error();
     }
   }
+  if (!engine_ && job.with_words) {
+    // The map is drawn without the words, and says why.
+    return job.with_words({}, engine_error_->message);
+  }
   if (!engine_) return tool_result::failure(*engine_error_);
-  const text_request& req = *job.request;
   auto words = engine_->recognize(job.pixels.view(), screen_ocr_options(), &stop_running_);
   if (!words) return tool_result::failure(words.err());
+  if (job.with_words) return job.with_words(std::move(*words), {});
+  const text_request& req = *job.request;
   // The words' boxes are in the part's device pixels: to the session's.
   for (ocr_word& w : *words) {
     w.box.x += job.part.x;

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,6 +47,11 @@ struct text_job {
   // The session this job established (none before, or a window's), sent
   // back with the answer.
   std::optional<coord_session> established;
+  // Set: the job wants the words themselves (screenshot_marks); the
+  // recognizer gives them here, in pixels' own coordinates, and answers
+  // with what it returns (no words and why, when Tesseract cannot be
+  // loaded), instead of looking for request's phrase.
+  std::function<tool_result(std::vector<ocr_word>, std::string)> with_words;
 };
 
 class text_recognizer {

@@ -28,6 +28,7 @@
 #include "core/job.h"
 #include "core/generation.h"
 #include "util/config.h"
+#include "vision/marks.h"
 
 namespace cu {
 
@@ -50,10 +51,22 @@ struct text_request {
   int max_results = 10;
 };
 
+// screenshot_marks' request: what the sources found before the capture
+// (accessibility elements, title bars: boxes in root pixels), and what to
+// read and keep.
+struct marks_request {
+  std::vector<mark_candidate> on_root;
+  bool ocr = false;
+  std::optional<std::array<int, 4>> region;  // Image pixels; none: all.
+  size_t max_marks = 150;
+  // Sources asked for that gave nothing, and why ("a11y: no bus").
+  std::vector<std::string> unavailable;
+};
+
 class text_recognizer;
 
 struct capture_job : job_header {
-  enum class kind { screenshot, zoom, find, find_text };
+  enum class kind { screenshot, zoom, find, find_text, marks };
   kind what = kind::screenshot;
   // The device area a screenshot shows; none means the whole root window.
   std::optional<rect> area;
@@ -71,6 +84,8 @@ struct capture_job : job_header {
   std::shared_ptr<const find_request> find;
   // kind::find_text: what to read for.
   std::shared_ptr<const text_request> text;
+  // kind::marks: the map's sources and bounds.
+  std::shared_ptr<const marks_request> marks;
 };
 
 struct capture_config {

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/geometry.h"
 #include "core/tool_result.h"
@@ -104,6 +105,16 @@ enum class window_state_change { minimized, maximized, fullscreen, above, normal
 std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_change change,
                                                   bool enable);
 std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force);
+// A window's title bar as screenshot_marks marks it: the top of its frame,
+// in root pixels, where no window stacked above it covers its middle.
+struct title_bar {
+  xcb_window_t window = XCB_NONE;
+  std::string title;
+  rect box;
+};
+// The title bars of the shown client windows, written to *out (at most 64,
+// the topmost); the operation answers an empty success.
+std::unique_ptr<desktop_op> make_title_bars(std::shared_ptr<std::vector<title_bar>> out);
 // area: the display switch_display chose (none: the whole screen).
 std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area);
 

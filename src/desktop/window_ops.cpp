@@ -653,6 +653,47 @@ class close_window final : public desktop_op {
   std::string via_;
 };
 
+class title_bars final : public desktop_op {
+ public:
+  explicit title_bars(std::shared_ptr<std::vector<title_bar>> out) : out_(std::move(out)) {}
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    std::vector<window_info> all = list_client_windows(d.conn, *d.atoms, d.root);
+    std::erase_if(all, [](const window_info& w) { return !w.viewable; });
+    // A desktop of thousands of windows costs no more than the topmost 64.
+    if (all.size() > kMostWindows) all.erase(all.begin(), all.end() - kMostWindows);
+    std::vector<window_details> shown = describe_windows(d.conn, *d.atoms, d.root, all);
+    auto outer = [](const window_details& w) {
+      return rect{w.device.x - w.border - w.frame.left, w.device.y - w.border - w.frame.top,
+                  w.device.w + 2 * w.border + w.frame.left + w.frame.right,
+                  w.device.h + 2 * w.border + w.frame.top + w.frame.bottom};
+    };
+    for (size_t i = 0; i < shown.size(); ++i) {
+      const window_details& w = shown[i];
+      if (w.frame.top <= 0 || w.state.minimized) continue;
+      const rect o = outer(w);
+      const rect bar{o.x, o.y, o.w, w.frame.top};
+      const point mid{bar.x + bar.w / 2, bar.y + bar.h / 2};
+      bool covered = false;
+      for (size_t k = i + 1; k < shown.size(); ++k) {
+        const rect above = outer(shown[k]);
+        if (mid.x >= above.x && mid.x < above.x + above.w && mid.y >= above.y &&
+            mid.y < above.y + above.h) {
+          covered = true;
+        }
+      }
+      if (!covered) out_->push_back(title_bar{w.info.id, w.info.title, bar});
+    }
+    return desktop_result{tool_result::json("{}"), std::nullopt};
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
+
+ private:
+  static constexpr size_t kMostWindows = 64;
+  std::shared_ptr<std::vector<title_bar>> out_;
+};
+
 class list_displays final : public desktop_op {
  public:
   explicit list_displays(std::optional<rect> area) : area_(area) {}
@@ -769,6 +810,10 @@ std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_
 
 std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force) {
   return std::make_unique<close_window>(id, force);
+}
+
+std::unique_ptr<desktop_op> make_title_bars(std::shared_ptr<std::vector<title_bar>> out) {
+  return std::make_unique<title_bars>(std::move(out));
 }
 
 std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area) {

@@ -125,7 +125,8 @@ era_check check_era(std::string_view id_json, const std::optional<object>& param
 
 bool a11y_on([[maybe_unused]] const config& cfg) {
 #if CU_HAVE_A11Y
-  return has(cfg.toolsets_on, toolset::a11y);
+  // screenshot_marks reads the accessibility trees on the same thread.
+  return has(cfg.toolsets_on, toolset::a11y) || has(cfg.toolsets_on, toolset::marks);
 #else
   return false;
 #endif

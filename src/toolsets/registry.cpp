@@ -8,6 +8,7 @@
 #include "toolsets/a11y/room.h"
 #include "toolsets/computer/room.h"
 #include "toolsets/gamepad/room.h"
+#include "toolsets/marks/room.h"
 #include "toolsets/table_reader.h"
 #include "toolsets/vision/room.h"
 #include "toolsets/windows/room.h"
@@ -19,7 +20,8 @@ namespace {
 // The list of toolsets, in tools/list order. A new toolset is a room of its
 // own and one line here (and its name in the toolset enum).
 const toolset_room* const kRooms[] = {&computer_room(), &windows_room(), &vision_room(),
-                                      &a11y_room(), &gamepad_room()};
+                                      &a11y_room(), &gamepad_room(),
+                                      &marks_room()};
 
 const toolset_tables& data() {
   static const toolset_tables tables(kRooms);

@@ -61,7 +61,7 @@ struct tool_binding {
 // A group of tools switched on together (CU_TOOLSETS, --toolsets).
 // `computer` is the contract's 24 tools and is always on; the others add
 // tools, and never rename or change the 24.
-enum class toolset : uint8_t { computer, windows, vision, a11y, gamepad };
+enum class toolset : uint8_t { computer, windows, vision, a11y, gamepad, marks };
 
 // A set of toolsets, one bit per toolset.
 using toolset_mask = uint32_t;

@@ -17,5 +17,6 @@ extern const std::string_view windows;
 extern const std::string_view vision;
 extern const std::string_view a11y;
 extern const std::string_view gamepad;
+extern const std::string_view marks;
 
 }  // namespace cu::tables

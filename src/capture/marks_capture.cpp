@@ -1,0 +1,163 @@
+#include "capture/marks_capture.h"
+
+#include <memory>
+
+#include "capture/find.h"
+#include "capture/find_text.h"
+#include "capture/png.h"
+#include "capture/scale.h"
+#include "core/json_writer.h"
+#include "util/str_cat.h"
+#include "x11/windows.h"
+
+namespace cu {
+namespace {
+
+// What the finish needs, wherever it runs: the scaled image (the grab's
+// buffer is the worker's, reused by its next grab), the candidates in image
+// pixels, and the request.
+struct marks_work {
+  std::shared_ptr<const marks_request> request;
+  coord_session session;
+  std::vector<uint8_t> rgb;  // session.image.w * 3 bytes a row.
+  std::vector<mark_candidate> found;
+  rect within;       // The region, in image pixels.
+  point part;        // Where the OCR's pixels start in the session's device area.
+  uint32_t window = 0;
+};
+
+// The map, drawn and listed: the tool's result.
+tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string& no_ocr) {
+  const coord_session& s = w.session;
+  std::vector<mark_candidate> read;
+  for (const ocr_word& word : words) {
+    // Stray marks (a border read as "|", noise) are not text to act on.
+    if (word.confidence < 0.5 || word.text.empty()) continue;
+    const rect device{s.device.x + w.part.x + word.box.x, s.device.y + w.part.y + word.box.y,
+                      word.box.w, word.box.h};
+    read.push_back(mark_candidate{"text", word.text, device_rect_to_image(s, device),
+                                  mark_source::ocr});
+  }
+  for (mark_candidate& line : ocr_lines(std::move(read))) w.found.push_back(std::move(line));
+  size_t left_out = 0;
+  std::vector<mark> marks =
+      make_marks(std::move(w.found), w.within, s.image, w.request->max_marks, &left_out);
+  draw_marks(w.rgb.data(), s.image, marks);
+  const size_t row_bytes = size_t(s.image.w) * 3;
+  auto png = encode_png_rgb(s.image.w, s.image.h, [&](int y, uint8_t* row) {
+    std::copy_n(w.rgb.data() + size_t(y) * row_bytes, row_bytes, row);
+  });
+  if (!png) return tool_result::failure(png.err());
+
+  tool_result r;
+  r.add_image(make_image_payload(std::move(*png), "image/png"));
+  std::string list;
+  std::string structured;
+  json_writer j(structured);
+  j.begin_object().key("image").begin_object().key("width").number(int64_t(s.image.w));
+  j.key("height").number(int64_t(s.image.h)).end_object();
+  j.key("marks").begin_array();
+  for (const mark& m : marks) {
+    const rect& b = m.what.box;
+    const point c{b.x + b.w / 2, b.y + b.h / 2};
+    list += str_cat(std::to_string(m.n), " ", m.what.role, " \"", m.what.name, "\" [",
+                    std::to_string(b.x), ",", std::to_string(b.y), ",", std::to_string(b.w), ",",
+                    std::to_string(b.h), "] ", mark_source_name(m.what.source), "\n");
+    j.begin_object().key("n").number(int64_t(m.n)).key("role").string(m.what.role);
+    j.key("name").string(m.what.name).key("box").begin_array();
+    for (int v : {b.x, b.y, b.w, b.h}) j.number(int64_t(v));
+    j.end_array().key("center").begin_array().number(int64_t(c.x)).number(int64_t(c.y));
+    j.end_array().key("source").string(mark_source_name(m.what.source)).end_object();
+  }
+  j.end_array();
+  if (left_out > 0) {
+    j.key("truncated").number(int64_t(left_out));
+    list += str_cat("(", std::to_string(left_out), " more past max_marks)\n");
+  }
+  std::vector<std::string> unavailable = w.request->unavailable;
+  if (!no_ocr.empty()) unavailable.push_back("ocr: " + no_ocr);
+  if (!unavailable.empty()) {
+    j.key("unavailable").begin_array();
+    for (const std::string& u : unavailable) {
+      j.string(u);
+      list += "unavailable: " + u + "\n";
+    }
+    j.end_array();
+  }
+  if (w.window != 0) j.key("window").string(window_id_text(w.window));
+  j.end_object();
+  if (marks.empty()) list += "no marks\n";
+  r.add_text(std::move(list));
+  r.structured = std::move(structured);
+  return r;
+}
+
+}  // namespace
+
+std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const capture_env& env,
+                                     coord_session stamp,
+                                     std::optional<coord_session>* established) {
+  const marks_request& req = *job.marks;
+  capture_job fresh = job;
+  fresh.session.reset();  // A map is a screenshot: it makes a session of its own.
+  auto grabbed = grab_session_pixels(g, fresh, stamp);
+  if (!grabbed) return tool_result::failure(grabbed.err());
+  const frame& f = grabbed->pixels;
+  const coord_session& s = grabbed->session;
+
+  auto work = std::make_shared<marks_work>();
+  work->request = job.marks;
+  work->session = s;
+  work->window = job.window;
+  work->within = rect{0, 0, s.image.w, s.image.h};
+  rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
+  if (req.region) {
+    const auto& r = *req.region;
+    if (r[2] > s.image.w || r[3] > s.image.h) {
+      return tool_result::failure(str_cat("Invalid argument \"region\": [", std::to_string(r[0]),
+                                          ", ", std::to_string(r[1]), ", ", std::to_string(r[2]),
+                                          ", ", std::to_string(r[3]), "] is outside the ",
+                                          std::to_string(s.image.w), "x",
+                                          std::to_string(s.image.h), " image"));
+    }
+    work->within = rect{r[0], r[1], r[2] - r[0], r[3] - r[1]};
+    auto device = region_to_device(s, r);
+    if (!device) return tool_result::failure("Invalid argument \"region\": " + device.err().message);
+    part = intersect(rect{device->x - s.device.x, device->y - s.device.y, device->w, device->h},
+                     part);
+  }
+  work->part = point{part.x, part.y};
+  // Root pixels to the session's device pixels (a window's own), then to
+  // the image's.
+  for (const mark_candidate& c : req.on_root) {
+    mark_candidate m = c;
+    m.box = device_rect_to_image(
+        s, rect{c.box.x - grabbed->origin.x, c.box.y - grabbed->origin.y, c.box.w, c.box.h});
+    work->found.push_back(std::move(m));
+  }
+  work->rgb.resize(size_t(s.image.w) * size_t(s.image.h) * 3);
+  area_scaler scaler(f.area.w, f.area.h, s.image.w, s.image.h, f.layout);
+  for (int y = 0; y < s.image.h; ++y) {
+    scaler.row(f.data, f.stride, y, work->rgb.data() + size_t(y) * size_t(s.image.w) * 3);
+  }
+  if (!req.ocr || env.recognizer == nullptr || part.w <= 0 || part.h <= 0) {
+    *established = s;
+    return finish(*work, {}, req.ocr ? "no recognizer in this server" : "");
+  }
+  text_job t;
+  t.seq = job.seq;
+  t.reply = job.reply;
+  // Grey now, on the worker: the frame is this worker's SHM segment.
+  t.pixels = to_gray(f.data + size_t(part.y) * f.stride + size_t(part.x) * 4, part.w, part.h,
+                     f.stride, color_layout{4, f.layout.r, f.layout.g, f.layout.b});
+  t.session = s;
+  t.established = s;
+  t.window = job.window;
+  t.with_words = [work](std::vector<ocr_word> words, std::string why) {
+    return finish(*work, std::move(words), why);
+  };
+  env.recognizer->post(std::move(t));
+  return std::nullopt;
+}
+
+}  // namespace cu

@@ -1,0 +1,132 @@
+// screenshot_marks (the marks toolset): arguments checked here, then up to
+// three steps chained: the accessibility trees' actionable elements on the
+// a11y thread (a11y/text_search.h's actionable mode: one Collection call
+// per window, occlusion checked), the title bars on the desktop thread,
+// and the capture, OCR and drawing on a capture worker and the recognizer
+// (capture/marks_capture.h). Each step's findings are kept in root pixels
+// until the capture makes the session they are drawn in.
+#include "build_config.h"
+#include "toolsets/args.h"
+#include "toolsets/marks/room.h"
+#include "toolsets/tool_call.h"
+#include "util/str_cat.h"
+
+#if CU_HAVE_A11Y
+#include "a11y/text_search.h"
+#endif
+
+namespace cu {
+namespace {
+
+// Past the bound a model reads no list well, and a screen rarely has more.
+constexpr size_t kMostElements = 500;
+
+struct sources {
+  bool a11y = true, ocr = true, windows = true;
+};
+
+result<sources> read_sources(simdjson::dom::object args) {
+  sources s;
+  if (!arg_present(args, "sources")) return s;
+  auto list = arg_string_list(args, "sources");
+  if (!list) return list.take_error();
+  if (list->empty()) {
+    return make_error(errc::invalid_argument,
+                      "Invalid argument \"sources\": expected at least one of \"a11y\", \"ocr\", "
+                      "\"windows\", got []");
+  }
+  s = sources{false, false, false};
+  for (const std::string& n : *list) {
+    bool* on = n == "a11y" ? &s.a11y : n == "ocr" ? &s.ocr : n == "windows" ? &s.windows : nullptr;
+    if (on == nullptr) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"sources\": expected \"a11y\", \"ocr\" or "
+                                "\"windows\", got \"", n, "\""));
+    }
+    *on = true;
+  }
+  return s;
+}
+
+// The last step: the capture, with what the earlier steps found.
+void capture_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_t window,
+                  std::optional<rect> area) {
+  capture_job job;
+  job.what = capture_job::kind::marks;
+  job.area = area;
+  job.window = window;
+  job.marks = std::move(req);
+  call.capture(std::move(job));
+}
+
+// The title bars' step, then the capture.
+void title_bar_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_t window,
+                    std::optional<rect> area) {
+  auto bars = std::make_shared<std::vector<title_bar>>();
+  call.then([req, window, area, bars](tool_call& next, tool_result r) {
+    if (r.is_error) {
+      req->unavailable.push_back("windows: " + (r.content.empty() ? std::string("failed") : r.content[0].text));
+    }
+    for (const title_bar& b : *bars) {
+      req->on_root.push_back(mark_candidate{"title bar", b.title, b.box, mark_source::windows});
+    }
+    capture_step(next, req, window, area);
+  });
+  call.desktop(make_title_bars(bars));
+}
+
+}  // namespace
+
+void handle_screenshot_marks(tool_call& call) {
+  auto req = std::make_shared<marks_request>();
+  if (arg_present(call.args, "region")) {
+    auto r = arg_region(call.args, "region");
+    if (!r) return call.fail(r.err().message);
+    req->region = *r;
+  }
+  auto window = arg_optional_window(call.args, "window");
+  if (!window) return call.fail(window.err().message);
+  auto from = read_sources(call.args);
+  if (!from) return call.fail(from.err().message);
+  auto most = arg_integer(call.args, "max_marks", 1, 500, 150);
+  if (!most) return call.fail(most.err().message);
+  req->max_marks = size_t(*most);
+  req->ocr = from->ocr;
+  const uint32_t win = *window;
+  const std::optional<rect> area = call.display_area();
+  // A window's own map: its title bar is outside its pixels.
+  const bool bars = from->windows && win == 0;
+  auto after_a11y = [req, win, area, bars](tool_call& next) {
+    if (bars) return title_bar_step(next, req, win, area);
+    capture_step(next, req, win, area);
+  };
+  if (from->a11y) {
+#if CU_HAVE_A11Y
+    auto io = std::make_shared<a11y_text_search>();
+    io->actionable = true;
+    io->max_results = kMostElements;
+    io->window = win;
+    // The whole root: what the session shows is cut by the map's region
+    // once the capture has made it.
+    io->area = rect{0, 0, 1 << 15, 1 << 15};
+    call.then([io, req, after_a11y](tool_call& next, tool_result r) {
+      if (r.is_error) {
+        req->unavailable.push_back("a11y: " + (r.content.empty() ? std::string("failed") : r.content[0].text));
+      } else if (!io->unavailable.empty()) {
+        req->unavailable.push_back("a11y: " + io->unavailable);
+      }
+      for (const a11y_text_hit& h : io->hits) {
+        const rect on_root{h.box.x + io->origin.x, h.box.y + io->origin.y, h.box.w, h.box.h};
+        req->on_root.push_back(mark_candidate{h.role, h.text, on_root, mark_source::a11y});
+      }
+      after_a11y(next);
+    });
+    return call.a11y(make_text_search(io));
+#else
+    req->unavailable.push_back("a11y: this server was built without libatspi");
+#endif
+  }
+  after_a11y(call);
+}
+
+}  // namespace cu

@@ -1,0 +1,251 @@
+#include "vision/marks.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace cu {
+namespace {
+
+// The digits 0 to 9, three pixels wide and five tall, one row per element
+// (bit 2 the left pixel): the smallest font whose digits no reader confuses.
+constexpr uint8_t kDigits[10][5] = {
+    {7, 5, 5, 5, 7}, {2, 6, 2, 2, 7}, {7, 1, 7, 4, 7}, {7, 1, 7, 1, 7}, {5, 5, 7, 1, 1},
+    {7, 4, 7, 1, 7}, {7, 4, 7, 5, 7}, {7, 1, 2, 2, 2}, {7, 5, 7, 5, 7}, {7, 5, 7, 1, 7},
+};
+// Each font pixel drawn as a square this wide: digits 6 by 10 pixels, about
+// a screen font's size, so a model reads them as it reads the labels.
+constexpr int kDot = 2;
+constexpr int kGap = 2;      // Between two digits.
+constexpr int kPadding = 3;  // Around the digits, inside the outline.
+
+struct rgb {
+  uint8_t r, g, b;
+};
+constexpr rgb kLabelFill{24, 24, 24};
+constexpr rgb kLabelLine{255, 255, 255};
+constexpr rgb kDigitColor{255, 255, 255};
+// The element's outline: a saturated magenta that reads on white, on black
+// and on the usual theme colours, and is rare in applications.
+constexpr rgb kBoxColor{230, 30, 200};
+
+bool overlaps(const rect& a, const rect& b) { return intersect(a, b).w > 0; }
+
+int64_t area_of(const rect& r) { return int64_t(r.w) * int64_t(r.h); }
+
+bool holds(const rect& r, point p) {
+  return p.x >= r.x && p.x < r.x + r.w && p.y >= r.y && p.y < r.y + r.h;
+}
+
+point centre(const rect& r) { return point{r.x + r.w / 2, r.y + r.h / 2}; }
+
+std::string digits_of(int n) { return std::to_string(n); }
+
+void put(uint8_t* px, size2 image, int x, int y, rgb c) {
+  if (x < 0 || y < 0 || x >= image.w || y >= image.h) return;
+  uint8_t* p = px + (size_t(y) * size_t(image.w) + size_t(x)) * 3;
+  p[0] = c.r;
+  p[1] = c.g;
+  p[2] = c.b;
+}
+
+void fill(uint8_t* px, size2 image, const rect& r, rgb c) {
+  for (int y = r.y; y < r.y + r.h; ++y) {
+    for (int x = r.x; x < r.x + r.w; ++x) put(px, image, x, y, c);
+  }
+}
+
+// A one-pixel outline of r.
+void outline(uint8_t* px, size2 image, const rect& r, rgb c) {
+  for (int x = r.x; x < r.x + r.w; ++x) {
+    put(px, image, x, r.y, c);
+    put(px, image, x, r.y + r.h - 1, c);
+  }
+  for (int y = r.y; y < r.y + r.h; ++y) {
+    put(px, image, r.x, y, c);
+    put(px, image, r.x + r.w - 1, y, c);
+  }
+}
+
+// The label: a dark box with its corners cut (rounded), a light outline,
+// and the number in light digits; light on dark inside a light line reads
+// on a dark background and on a light one alike.
+void draw_label(uint8_t* px, size2 image, const rect& at, int n) {
+  fill(px, image, rect{at.x + 1, at.y + 1, at.w - 2, at.h - 2}, kLabelFill);
+  for (int x = at.x + 1; x < at.x + at.w - 1; ++x) {
+    put(px, image, x, at.y, kLabelLine);
+    put(px, image, x, at.y + at.h - 1, kLabelLine);
+  }
+  for (int y = at.y + 1; y < at.y + at.h - 1; ++y) {
+    put(px, image, at.x, y, kLabelLine);
+    put(px, image, at.x + at.w - 1, y, kLabelLine);
+  }
+  int x = at.x + kPadding;
+  const int y = at.y + kPadding;
+  for (char ch : digits_of(n)) {
+    const uint8_t* glyph = kDigits[ch - '0'];
+    for (int row = 0; row < 5; ++row) {
+      for (int col = 0; col < 3; ++col) {
+        if ((glyph[row] >> (2 - col)) & 1) {
+          fill(px, image, rect{x + col * kDot, y + row * kDot, kDot, kDot}, kDigitColor);
+        }
+      }
+    }
+    x += 3 * kDot + kGap;
+  }
+}
+
+// Where a label of size s may go beside box, best first when nothing is in
+// the way: above its top-left corner (off the element, where a control's
+// label never is), left of it, inside its top-left corner, below it.
+std::vector<rect> label_places(const rect& box, size2 s) {
+  return {rect{box.x, box.y - s.h, s.w, s.h}, rect{box.x - s.w, box.y, s.w, s.h},
+          rect{box.x, box.y, s.w, s.h}, rect{box.x, box.y + box.h, s.w, s.h}};
+}
+
+}  // namespace
+
+const char* mark_source_name(mark_source s) {
+  switch (s) {
+    case mark_source::a11y:
+      return "a11y";
+    case mark_source::windows:
+      return "windows";
+    case mark_source::ocr:
+      return "ocr";
+  }
+  return "a11y";
+}
+
+size2 label_size(int n) {
+  const int count = int(digits_of(n).size());
+  return size2{count * 3 * kDot + (count - 1) * kGap + 2 * kPadding,
+               5 * kDot + 2 * kPadding};
+}
+
+std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words) {
+  std::sort(words.begin(), words.end(), [](const mark_candidate& a, const mark_candidate& b) {
+    return std::tie(a.box.y, a.box.x) < std::tie(b.box.y, b.box.x);
+  });
+  std::vector<mark_candidate> lines;
+  std::vector<bool> used(words.size(), false);
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (used[i]) continue;
+    used[i] = true;
+    mark_candidate line = words[i];
+    // Words to the right on the same line (their middles within half a
+    // height), each within a gap of about a character and a half.
+    for (bool grew = true; grew;) {
+      grew = false;
+      size_t best = words.size();
+      for (size_t k = 0; k < words.size(); ++k) {
+        if (used[k]) continue;
+        const rect& w = words[k].box;
+        const int mid = w.y + w.h / 2;
+        const int h = std::max(line.box.h, w.h);
+        const int gap = w.x - (line.box.x + line.box.w);
+        if (mid < line.box.y || mid > line.box.y + line.box.h || gap < -2 || gap > h * 3 / 2) {
+          continue;
+        }
+        if (best == words.size() || w.x < words[best].box.x) best = k;
+      }
+      if (best != words.size()) {
+        used[best] = true;
+        const rect& w = words[best].box;
+        const int x1 = std::max(line.box.x + line.box.w, w.x + w.w);
+        const int y0 = std::min(line.box.y, w.y);
+        const int y1 = std::max(line.box.y + line.box.h, w.y + w.h);
+        line.box = rect{line.box.x, y0, x1 - line.box.x, y1 - y0};
+        line.name += " " + words[best].name;
+        grew = true;
+      }
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+std::vector<mark> make_marks(std::vector<mark_candidate> candidates, const rect& within,
+                             size2 image, size_t most, size_t* left_out) {
+  // Inside, and big enough to act on.
+  std::erase_if(candidates, [&](const mark_candidate& c) {
+    return c.box.w < 2 || c.box.h < 2 || !holds(within, centre(c.box));
+  });
+  // By position: rows of 8 pixels (less than any control's height, so two
+  // controls side by side share a row however their tops differ by a
+  // pixel), then left to right; the rest of the key only orders what sits
+  // at the same place, so that the order never depends on arrival.
+  auto key = [](const mark_candidate& c) {
+    return std::make_tuple(c.box.y / 8, c.box.x, c.box.y, c.box.w, c.box.h, int(c.source), c.role,
+                           c.name);
+  };
+  std::sort(candidates.begin(), candidates.end(),
+            [&](const mark_candidate& a, const mark_candidate& b) { return key(a) < key(b); });
+  std::vector<const mark_candidate*> kept;
+  for (const mark_candidate& c : candidates) {
+    bool repeated = false;
+    for (const mark_candidate* k : kept) {
+      if (c.source == mark_source::ocr) {
+        // Text an element or a title bar already marks.
+        if (k->source != mark_source::ocr && holds(k->box, centre(c.box))) repeated = true;
+      } else if (k->source == c.source || k->source != mark_source::ocr) {
+        // The same place twice (a menu and its item, a combo box and its
+        // button): most of each box is the other's.
+        const int64_t both = area_of(intersect(k->box, c.box));
+        if (both * 10 >= area_of(c.box) * 8 && both * 10 >= area_of(k->box) * 8) repeated = true;
+      }
+      if (repeated) break;
+    }
+    if (!repeated) kept.push_back(&c);
+  }
+  // An OCR line the elements sorted after it cover is dropped as well.
+  std::vector<const mark_candidate*> map;
+  for (const mark_candidate* c : kept) {
+    bool covered = false;
+    if (c->source == mark_source::ocr) {
+      for (const mark_candidate* k : kept) {
+        if (k->source != mark_source::ocr && holds(k->box, centre(c->box))) covered = true;
+      }
+    }
+    if (!covered) map.push_back(c);
+  }
+  *left_out = map.size() > most ? map.size() - most : 0;
+  if (map.size() > most) map.resize(most);
+
+  std::vector<mark> out;
+  out.reserve(map.size());
+  for (size_t i = 0; i < map.size(); ++i) {
+    mark m;
+    m.n = int(i) + 1;
+    m.what = *map[i];
+    out.push_back(std::move(m));
+  }
+  // Labels placed in number order, each where it covers least: another
+  // label (never, where avoidable), another element, then its own.
+  const rect frame{0, 0, image.w, image.h};
+  for (mark& m : out) {
+    const size2 s = label_size(m.n);
+    int64_t best_cost = INT64_MAX;
+    for (const rect& at : label_places(m.what.box, s)) {
+      int64_t cost = 0;
+      if (intersect(at, frame).w != at.w || intersect(at, frame).h != at.h) cost += 1000000;
+      for (const mark& o : out) {
+        if (&o == &m) continue;
+        if (o.n < m.n && overlaps(o.label, at)) cost += 10000;
+        if (overlaps(o.what.box, at)) cost += 100;
+      }
+      if (overlaps(m.what.box, at)) cost += 50;
+      if (cost < best_cost) {
+        best_cost = cost;
+        m.label = at;
+      }
+    }
+  }
+  return out;
+}
+
+void draw_marks(uint8_t* rgb, size2 image, const std::vector<mark>& marks) {
+  for (const mark& m : marks) outline(rgb, image, m.what.box, kBoxColor);
+  for (const mark& m : marks) draw_label(rgb, image, m.label, m.n);
+}
+
+}  // namespace cu

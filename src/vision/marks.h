@@ -1,0 +1,62 @@
+// Owns: screenshot_marks' map, as pure functions: the candidates the
+// sources found (accessibility elements, window title bars, OCR words)
+// merged and de-duplicated, numbered by position so that an unchanged
+// screen numbers alike, and drawn on an RGB image as numbered labels that
+// read on any background (a tiny built-in digit font, white on a dark
+// rounded box with a light outline), placed off the element's own label
+// where there is room.
+// Thread affinity: none (pure functions; callers own the buffers).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/geometry.h"
+
+namespace cu {
+
+enum class mark_source : uint8_t { a11y, windows, ocr };
+
+const char* mark_source_name(mark_source s);
+
+// Something actionable found by one source, in image pixels.
+struct mark_candidate {
+  std::string role;  // "push button", "title bar", "text".
+  std::string name;  // The element's name, the window's title, the words read.
+  rect box;
+  mark_source source = mark_source::a11y;
+};
+
+// A mark as the map gives it: its number (from 1) and where its label is
+// drawn.
+struct mark {
+  int n = 0;
+  mark_candidate what;
+  rect label;
+};
+
+// OCR words on one line whose gap is small beside their height joined into
+// one candidate each (a line of a terminal is one mark, not ten).
+std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words);
+
+// The map: candidates kept inside within (image pixels; its area must hold
+// the box's centre), de-duplicated (an OCR line whose centre an
+// accessibility element or a title bar covers is dropped; an element
+// repeated by another of the same name over the same place is one), sorted
+// by position (rows of about a line's height top to bottom, then left to
+// right, then role and name, so that numbers do not depend on the order the
+// sources answered in) and numbered; at most most of them (*left_out says
+// how many more there were). Each mark's label is placed in an image of
+// size image.
+std::vector<mark> make_marks(std::vector<mark_candidate> candidates, const rect& within,
+                             size2 image, size_t most, size_t* left_out);
+
+// The label's size for number n.
+size2 label_size(int n);
+
+// Draws each mark (a thin outline of its box, and its numbered label) on
+// rgb, an image of size image with rows of image.w * 3 bytes.
+void draw_marks(uint8_t* rgb, size2 image, const std::vector<mark>& marks);
+
+}  // namespace cu
