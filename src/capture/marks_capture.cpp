@@ -59,14 +59,12 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
   j.key("marks").begin_array();
   for (const mark& m : marks) {
     const rect& b = m.what.box;
-    const point c{b.x + b.w / 2, b.y + b.h / 2};
     list += str_cat(std::to_string(m.n), " ", m.what.role, " \"", m.what.name, "\" [",
                     std::to_string(b.x), ",", std::to_string(b.y), ",", std::to_string(b.w), ",",
                     std::to_string(b.h), "] ", mark_source_name(m.what.source), "\n");
     j.begin_object().key("n").number(int64_t(m.n)).key("role").string(m.what.role);
     j.key("name").string(m.what.name).key("box").begin_array();
     for (int v : {b.x, b.y, b.w, b.h}) j.number(int64_t(v));
-    j.end_array().key("center").begin_array().number(int64_t(c.x)).number(int64_t(c.y));
     j.end_array().key("source").string(mark_source_name(m.what.source)).end_object();
   }
   j.end_array();

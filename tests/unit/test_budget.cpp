@@ -16,7 +16,8 @@ namespace {
 
 // The reference server's 24 tools, measured the same way.
 constexpr size_t kDefaultBudget = 10'600;
-constexpr size_t kEveryToolsetBudget = 24'000;
+// 25,000 since the marks toolset (930 bytes; 23,686 before it).
+constexpr size_t kEveryToolsetBudget = 25'000;
 constexpr size_t kBatchBudget = 2'500;
 
 // The bytes a model reads of one tool with these toolsets on.

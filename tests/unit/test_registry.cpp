@@ -225,7 +225,7 @@ TEST_CASE("CU_TOOLSETS names: computer is always on, all is every toolset, unkno
   CHECK(cu::parse_toolsets("vision,windows").value() == (both | mask_of(toolset::vision)));
   // a11y is built with libatspi only; either way it is a known name.
   CHECK(cu::toolsets_text(cu::every_toolset()) ==
-        (CU_HAVE_A11Y ? "computer,windows,vision,a11y,gamepad" : "computer,windows,vision,gamepad"));
+        (CU_HAVE_A11Y ? "computer,windows,vision,a11y,gamepad,marks" : "computer,windows,vision,gamepad,marks"));
   CHECK(cu::toolset_built(toolset::a11y) == bool(CU_HAVE_A11Y));
   if (CU_HAVE_A11Y) {
     CHECK(cu::parse_toolsets("a11y").value() == (cu::kDefaultToolsets | mask_of(toolset::a11y)));
@@ -237,7 +237,7 @@ TEST_CASE("CU_TOOLSETS names: computer is always on, all is every toolset, unkno
     CAPTURE(bad);
     auto r = cu::parse_toolsets(bad);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.err().message.find("the toolsets are computer, windows, vision, a11y, gamepad, or all") !=
+    CHECK(r.err().message.find("the toolsets are computer, windows, vision, a11y, gamepad, marks, or all") !=
           std::string::npos);
   }
   CHECK(cu::parse_toolsets("bogus").err().message.find("unknown toolset \"bogus\"") == 0);
@@ -257,6 +257,7 @@ TEST_CASE("a toolset's tools are listed and found only while it is on, after the
     for (const std::string& n : cu::test::tool_names_of("a11y")) beyond.push_back(n);
   }
   for (const std::string& n : cu::test::tool_names_of("gamepad")) beyond.push_back(n);
+  for (const std::string& n : cu::test::tool_names_of("marks")) beyond.push_back(n);
   std::vector<std::string> expected = computer;
   expected.insert(expected.end(), beyond.begin(), beyond.end());
   CHECK(names == expected);
@@ -318,7 +319,7 @@ TEST_CASE("with the windows toolset on, a batch's steps may name its tools, scre
   for (simdjson::dom::element n : names) listed.push_back(n.get_string().value());
   // Every tool of the toolsets built but computer_batch, in tools/list order.
   std::vector<std::string> expected;
-  for (const char* set : {"computer", "windows", "vision", "a11y", "gamepad"}) {
+  for (const char* set : {"computer", "windows", "vision", "a11y", "gamepad", "marks"}) {
     if (std::string_view(set) == "a11y" && !CU_HAVE_A11Y) continue;
     for (const std::string& n : cu::test::tool_names_of(set)) {
       if (n != "computer_batch") expected.push_back(n);
