@@ -13,10 +13,24 @@ constexpr uint8_t kDigits[10][5] = {
     {7, 4, 7, 1, 7}, {7, 4, 7, 5, 7}, {7, 1, 2, 2, 2}, {7, 5, 7, 5, 7}, {7, 5, 7, 1, 7},
 };
 // Each font pixel drawn as a square this wide: digits 6 by 10 pixels, about
-// a screen font's size, so a model reads them as it reads the labels.
-constexpr int kDot = 2;
-constexpr int kGap = 2;      // Between two digits.
-constexpr int kPadding = 3;  // Around the digits, inside the outline.
+// a screen font's size, so a model reads them as it reads the labels. Where
+// no place beside an element has room for that, the label shrinks to one
+// pixel a dot (digits 3 by 5), still readable, rather than cover text.
+struct label_style {
+  int dot;      // A font pixel's side.
+  int gap;      // Between two digits.
+  int padding;  // Around the digits, inside the outline.
+};
+constexpr label_style kFull{2, 2, 3};
+constexpr label_style kSmall{1, 1, 2};
+
+label_style style_of(int dot) { return dot == kSmall.dot ? kSmall : kFull; }
+
+size2 label_size_of(int n, label_style st) {
+  const int count = int(std::to_string(n).size());
+  return size2{count * 3 * st.dot + (count - 1) * st.gap + 2 * st.padding,
+               5 * st.dot + 2 * st.padding};
+}
 
 struct rgb {
   uint8_t r, g, b;
@@ -37,8 +51,6 @@ bool holds(const rect& r, point p) {
 }
 
 point centre(const rect& r) { return point{r.x + r.w / 2, r.y + r.h / 2}; }
-
-std::string digits_of(int n) { return std::to_string(n); }
 
 void put(uint8_t* px, size2 image, int x, int y, rgb c) {
   if (x < 0 || y < 0 || x >= image.w || y >= image.h) return;
@@ -69,7 +81,7 @@ void outline(uint8_t* px, size2 image, const rect& r, rgb c) {
 // The label: a dark box with its corners cut (rounded), a light outline,
 // and the number in light digits; light on dark inside a light line reads
 // on a dark background and on a light one alike.
-void draw_label(uint8_t* px, size2 image, const rect& at, int n) {
+void draw_label(uint8_t* px, size2 image, const rect& at, int n, label_style st) {
   fill(px, image, rect{at.x + 1, at.y + 1, at.w - 2, at.h - 2}, kLabelFill);
   for (int x = at.x + 1; x < at.x + at.w - 1; ++x) {
     put(px, image, x, at.y, kLabelLine);
@@ -79,27 +91,73 @@ void draw_label(uint8_t* px, size2 image, const rect& at, int n) {
     put(px, image, at.x, y, kLabelLine);
     put(px, image, at.x + at.w - 1, y, kLabelLine);
   }
-  int x = at.x + kPadding;
-  const int y = at.y + kPadding;
-  for (char ch : digits_of(n)) {
+  int x = at.x + st.padding;
+  const int y = at.y + st.padding;
+  for (char ch : std::to_string(n)) {
     const uint8_t* glyph = kDigits[ch - '0'];
     for (int row = 0; row < 5; ++row) {
       for (int col = 0; col < 3; ++col) {
         if ((glyph[row] >> (2 - col)) & 1) {
-          fill(px, image, rect{x + col * kDot, y + row * kDot, kDot, kDot}, kDigitColor);
+          fill(px, image, rect{x + col * st.dot, y + row * st.dot, st.dot, st.dot}, kDigitColor);
         }
       }
     }
-    x += 3 * kDot + kGap;
+    x += 3 * st.dot + st.gap;
   }
 }
 
-// Where a label of size s may go beside box, best first when nothing is in
-// the way: above its top-left corner (off the element, where a control's
-// label never is), left of it, inside its top-left corner, below it.
-std::vector<rect> label_places(const rect& box, size2 s) {
-  return {rect{box.x, box.y - s.h, s.w, s.h}, rect{box.x - s.w, box.y, s.w, s.h},
-          rect{box.x, box.y, s.w, s.h}, rect{box.x, box.y + box.h, s.w, s.h}};
+// Where an element's own text most likely is: all of an OCR line; the
+// middle rows of a control's box (a control pads its text above and below,
+// so a label over its top or bottom edge covers only padding).
+rect text_zone(const mark_candidate& c) {
+  if (c.source == mark_source::ocr || c.box.h < 8) return c.box;
+  return rect{c.box.x + 2, c.box.y + c.box.h / 4, std::max(c.box.w - 4, 1), c.box.h - c.box.h / 2};
+}
+
+// Whether a label at `at` covers c's own text. Inside the right end of a
+// control's box (its right two fifths) it does not: text starts at the
+// left or sits centred, and the right end holds at most an arrow or
+// nothing; but a check or radio button's box ends where its text does.
+bool covers_own_text(const rect& at, const mark_candidate& c) {
+  if (!overlaps(at, text_zone(c))) return false;
+  if (c.source == mark_source::ocr || c.role == "check box" || c.role == "radio button") return true;
+  const bool inside = at.x >= c.box.x && at.y >= c.box.y && at.x + at.w <= c.box.x + c.box.w &&
+                      at.y + at.h <= c.box.y + c.box.h;
+  return !(inside && (at.x - c.box.x) * 5 >= c.box.w * 3);
+}
+
+struct place {
+  rect at;
+  label_style style;
+};
+
+// Where the label for number n may go beside box, best first when nothing
+// is in the way: in the gap above the box (off the element) at its left
+// and at its right end, then right of the box's end, full size and then
+// small (a small label in a gap covers nothing; a full one over a control
+// covers some of it); then inside the box's right end; then, as the last
+// resorts, left of it, inside its top-left corner, below it.
+std::vector<place> label_places(const rect& box, int n) {
+  auto outside = [&](label_style st) {
+    const size2 s = label_size_of(n, st);
+    const int mid = box.y + (box.h - s.h) / 2;
+    return std::vector<place>{{rect{box.x, box.y - s.h, s.w, s.h}, st},
+                              {rect{box.x + box.w - s.w, box.y - s.h, s.w, s.h}, st},
+                              {rect{box.x + box.w, std::max(mid, box.y - s.h / 2), s.w, s.h}, st}};
+  };
+  auto inside_end = [&](label_style st) {
+    const size2 s = label_size_of(n, st);
+    return place{rect{box.x + box.w - s.w - 1, box.y + (box.h - s.h) / 2, s.w, s.h}, st};
+  };
+  std::vector<place> places = outside(kFull);
+  for (const place& p : outside(kSmall)) places.push_back(p);
+  places.push_back(inside_end(kFull));
+  places.push_back(inside_end(kSmall));
+  const size2 s = label_size_of(n, kFull);
+  places.push_back({rect{box.x - s.w, box.y, s.w, s.h}, kFull});
+  places.push_back({rect{box.x, box.y, s.w, s.h}, kFull});
+  places.push_back({rect{box.x, box.y + box.h, s.w, s.h}, kFull});
+  return places;
 }
 
 }  // namespace
@@ -116,11 +174,7 @@ const char* mark_source_name(mark_source s) {
   return "a11y";
 }
 
-size2 label_size(int n) {
-  const int count = int(digits_of(n).size());
-  return size2{count * 3 * kDot + (count - 1) * kGap + 2 * kPadding,
-               5 * kDot + 2 * kPadding};
-}
+size2 label_size(int n) { return label_size_of(n, kFull); }
 
 std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words) {
   std::sort(words.begin(), words.end(), [](const mark_candidate& a, const mark_candidate& b) {
@@ -219,24 +273,30 @@ std::vector<mark> make_marks(std::vector<mark_candidate> candidates, const rect&
     m.what = *map[i];
     out.push_back(std::move(m));
   }
-  // Labels placed in number order, each where it covers least: another
-  // label (never, where avoidable), another element, then its own.
+  // Labels placed in number order, each where it covers least, in this
+  // order of weight: the image's edge, another label, text (another
+  // element's or its own), another element's box at all; among equals the
+  // first in label_places' order.
   const rect frame{0, 0, image.w, image.h};
   for (mark& m : out) {
-    const size2 s = label_size(m.n);
     int64_t best_cost = INT64_MAX;
-    for (const rect& at : label_places(m.what.box, s)) {
-      int64_t cost = 0;
-      if (intersect(at, frame).w != at.w || intersect(at, frame).h != at.h) cost += 1000000;
+    int64_t rank = 0;
+    for (const place& p : label_places(m.what.box, m.n)) {
+      const rect& at = p.at;
+      int64_t cost = rank++;
+      const rect in = intersect(at, frame);
+      if (in.w != at.w || in.h != at.h) cost += int64_t(1) << 40;
       for (const mark& o : out) {
         if (&o == &m) continue;
-        if (o.n < m.n && overlaps(o.label, at)) cost += 10000;
-        if (overlaps(o.what.box, at)) cost += 100;
+        if (o.n < m.n && overlaps(o.label, at)) cost += int64_t(1) << 30;
+        if (overlaps(text_zone(o.what), at)) cost += int64_t(1) << 20;
+        if (overlaps(o.what.box, at)) cost += int64_t(1) << 10;
       }
-      if (overlaps(m.what.box, at)) cost += 50;
+      if (covers_own_text(at, m.what)) cost += int64_t(1) << 20;
       if (cost < best_cost) {
         best_cost = cost;
         m.label = at;
+        m.label_dot = p.style.dot;
       }
     }
   }
@@ -245,7 +305,7 @@ std::vector<mark> make_marks(std::vector<mark_candidate> candidates, const rect&
 
 void draw_marks(uint8_t* rgb, size2 image, const std::vector<mark>& marks) {
   for (const mark& m : marks) outline(rgb, image, m.what.box, kBoxColor);
-  for (const mark& m : marks) draw_label(rgb, image, m.label, m.n);
+  for (const mark& m : marks) draw_label(rgb, image, m.label, m.n, style_of(m.label_dot));
 }
 
 }  // namespace cu

@@ -28,12 +28,14 @@ struct mark_candidate {
   mark_source source = mark_source::a11y;
 };
 
-// A mark as the map gives it: its number (from 1) and where its label is
-// drawn.
+// A mark as the map gives it: its number (from 1), where its label is
+// drawn and at what size (the side of one font pixel: 2, or 1 where no
+// place beside the element had room for the full size).
 struct mark {
   int n = 0;
   mark_candidate what;
   rect label;
+  int label_dot = 2;
 };
 
 // OCR words on one line whose gap is small beside their height joined into
@@ -48,11 +50,12 @@ std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words);
 // right, then role and name, so that numbers do not depend on the order the
 // sources answered in) and numbered; at most most of them (*left_out says
 // how many more there were). Each mark's label is placed in an image of
-// size image.
+// size image, where it covers no text where it can: above the box, right
+// of its end, inside its right end, shrunk when none has room.
 std::vector<mark> make_marks(std::vector<mark_candidate> candidates, const rect& within,
                              size2 image, size_t most, size_t* left_out);
 
-// The label's size for number n.
+// The full-size label's size for number n.
 size2 label_size(int n);
 
 // Draws each mark (a thin outline of its box, and its numbered label) on

@@ -1,0 +1,95 @@
+// screenshot_marks' map as pure functions (vision/marks.h): where the
+// numbered labels go, how OCR words become lines. No display.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "vision/marks.h"
+
+using cu::make_marks;
+using cu::mark;
+using cu::mark_candidate;
+using cu::mark_source;
+using cu::rect;
+using cu::size2;
+
+namespace {
+
+mark_candidate control(std::string role, std::string name, rect box) {
+  return mark_candidate{std::move(role), std::move(name), box, mark_source::a11y};
+}
+
+bool meet(const rect& a, const rect& b) { return cu::intersect(a, b).w > 0; }
+
+// The middle rows of a control, where its text is drawn.
+rect text_rows(const rect& b) { return rect{b.x + 2, b.y + b.h / 4, b.w - 4, b.h - b.h / 2}; }
+
+// A dense part of gtk3-widget-factory as its accessibility tree gives it
+// (image pixels of a 1366x768 map): check and radio buttons stacked 4 px
+// apart at the window's left edge, buttons 6 px apart, table cells edge to
+// edge in rows under a header row.
+std::vector<mark_candidate> dense_scene() {
+  std::vector<mark_candidate> out;
+  for (int k = 0; k < 5; ++k) {
+    out.push_back(control("check box", "checkbutton", rect{10, 262 + 20 * k, 78, 16}));
+    out.push_back(control("radio button", "radiobutton", rect{100, 262 + 20 * k, 74, 16}));
+    out.push_back(control("push button", "togglebutton", rect{278, 262 + 32 * k, 104, 26}));
+  }
+  const int xs[] = {771, 803, 835, 887}, ws[] = {31, 30, 51, 73};
+  for (int row = 0; row < 4; ++row) {
+    for (int k = 0; k < 4; ++k) {
+      out.push_back(control(row == 0 ? "column header" : "table cell", "Andrea",
+                            rect{xs[k], 45 + 17 * row, ws[k], 16}));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a label covers no element's text where the gaps beside the elements have room") {
+  const size2 image{1366, 768};
+  size_t left_out = 0;
+  const std::vector<mark> marks =
+      make_marks(dense_scene(), rect{0, 0, image.w, image.h}, image, 150, &left_out);
+  REQUIRE(marks.size() == 31);
+  for (const mark& m : marks) {
+    INFO("mark " << m.n << " at " << m.what.box.x << "," << m.what.box.y << " label "
+                 << m.label.x << "," << m.label.y << " " << m.label.w << "x" << m.label.h);
+    CHECK(m.label.x >= 0);
+    CHECK(m.label.y >= 0);
+    CHECK(m.label.x + m.label.w <= image.w);
+    CHECK(m.label.y + m.label.h <= image.h);
+    // Not over the left part of its own box, where its text starts.
+    const rect own = m.what.box;
+    CHECK_FALSE(meet(m.label, rect{own.x, own.y, own.w * 3 / 5, own.h}));
+    for (const mark& o : marks) {
+      if (o.n == m.n) continue;
+      CHECK_FALSE(meet(m.label, text_rows(o.what.box)));
+      if (o.n < m.n) CHECK_FALSE(meet(m.label, o.label));
+    }
+  }
+}
+
+TEST_CASE("a lone control's label goes above it at full size") {
+  const size2 image{800, 600};
+  size_t left_out = 0;
+  const auto marks = make_marks({control("push button", "OK", rect{100, 100, 80, 24})},
+                                rect{0, 0, 800, 600}, image, 10, &left_out);
+  REQUIRE(marks.size() == 1);
+  CHECK(marks[0].label_dot == 2);
+  CHECK(marks[0].label.y + marks[0].label.h == 100);
+  CHECK(marks[0].label.x == 100);
+}
+
+TEST_CASE("drawing labels of both sizes at the image's edges stays inside the buffer") {
+  const size2 image{64, 48};
+  std::vector<mark_candidate> cs;
+  for (int k = 0; k < 12; ++k) cs.push_back(control("push button", "b", rect{(k % 4) * 16, (k / 4) * 16, 15, 15}));
+  size_t left_out = 0;
+  const auto marks = make_marks(cs, rect{0, 0, image.w, image.h}, image, 150, &left_out);
+  std::vector<uint8_t> px(size_t(image.w) * size_t(image.h) * 3 + 16, 0);
+  for (size_t i = size_t(image.w) * size_t(image.h) * 3; i < px.size(); ++i) px[i] = 0xAB;
+  cu::draw_marks(px.data(), image, marks);
+  for (size_t i = size_t(image.w) * size_t(image.h) * 3; i < px.size(); ++i) CHECK(px[i] == 0xAB);
+}
