@@ -31,12 +31,11 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
   const coord_session& s = w.session;
   std::vector<mark_candidate> read;
   for (const ocr_word& word : words) {
-    // Stray marks (a border read as "|", noise) are not text to act on.
-    if (word.confidence < 0.5 || word.text.empty()) continue;
+    // Noise (a border read as "|") is dropped by ocr_lines, line by line.
     const rect device{s.device.x + w.part.x + word.box.x, s.device.y + w.part.y + word.box.y,
                       word.box.w, word.box.h};
     read.push_back(mark_candidate{"text", word.text, device_rect_to_image(s, device),
-                                  mark_source::ocr});
+                                  mark_source::ocr, float(word.confidence)});
   }
   for (mark_candidate& line : ocr_lines(std::move(read))) w.found.push_back(std::move(line));
   size_t left_out = 0;

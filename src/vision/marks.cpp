@@ -1,6 +1,7 @@
 #include "vision/marks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 namespace cu {
@@ -177,6 +178,10 @@ const char* mark_source_name(mark_source s) {
 size2 label_size(int n) { return label_size_of(n, kFull); }
 
 std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words) {
+  // Words Tesseract barely believes are noise (a border, an icon), unless
+  // they sit in a line with words it does believe: a terminal's "lib64" at
+  // 0.48 beside "lib32" at 0.74 is text, and dropping it cut the line.
+  std::erase_if(words, [](const mark_candidate& w) { return w.confidence < 0.25f || w.name.empty(); });
   std::sort(words.begin(), words.end(), [](const mark_candidate& a, const mark_candidate& b) {
     return std::tie(a.box.y, a.box.x) < std::tie(b.box.y, b.box.x);
   });
@@ -185,35 +190,62 @@ std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words) {
   for (size_t i = 0; i < words.size(); ++i) {
     if (used[i]) continue;
     used[i] = true;
-    mark_candidate line = words[i];
-    // Words to the right on the same line (their middles within half a
-    // height), each within a gap of about a character and a half.
+    std::vector<size_t> members{i};
+    rect box = words[i].box;
+    // Words on the same line (their middles within the line's rows) on
+    // either side, each within a gap of about a character and a half: a
+    // line's first word may sit a pixel lower than a later one, so the
+    // word the sort met first is not always the leftmost.
     for (bool grew = true; grew;) {
       grew = false;
       size_t best = words.size();
+      int best_gap = 0;
       for (size_t k = 0; k < words.size(); ++k) {
         if (used[k]) continue;
         const rect& w = words[k].box;
         const int mid = w.y + w.h / 2;
-        const int h = std::max(line.box.h, w.h);
-        const int gap = w.x - (line.box.x + line.box.w);
-        if (mid < line.box.y || mid > line.box.y + line.box.h || gap < -2 || gap > h * 3 / 2) {
-          continue;
+        const int h = std::max(box.h, w.h);
+        const int gap = w.x >= box.x ? w.x - (box.x + box.w) : box.x - (w.x + w.w);
+        if (mid < box.y || mid > box.y + box.h || gap < -2 || gap > h * 3 / 2) continue;
+        if (best == words.size() || gap < best_gap) {
+          best = k;
+          best_gap = gap;
         }
-        if (best == words.size() || w.x < words[best].box.x) best = k;
       }
       if (best != words.size()) {
         used[best] = true;
+        members.push_back(best);
         const rect& w = words[best].box;
-        const int x1 = std::max(line.box.x + line.box.w, w.x + w.w);
-        const int y0 = std::min(line.box.y, w.y);
-        const int y1 = std::max(line.box.y + line.box.h, w.y + w.h);
-        line.box = rect{line.box.x, y0, x1 - line.box.x, y1 - y0};
-        line.name += " " + words[best].name;
+        const int x0 = std::min(box.x, w.x);
+        const int x1 = std::max(box.x + box.w, w.x + w.w);
+        const int y0 = std::min(box.y, w.y);
+        const int y1 = std::max(box.y + box.h, w.y + w.h);
+        box = rect{x0, y0, x1 - x0, y1 - y0};
         grew = true;
       }
     }
-    lines.push_back(std::move(line));
+    std::sort(members.begin(), members.end(),
+              [&](size_t a, size_t b) { return words[a].box.x < words[b].box.x; });
+    mark_candidate line = words[i];
+    line.box = box;
+    line.name.clear();
+    bool believed = false;
+    bool legible = false;
+    for (size_t k : members) {
+      if (!line.name.empty()) line.name += ' ';
+      line.name += words[k].name;
+      line.confidence = std::max(line.confidence, words[k].confidence);
+      believed = believed || words[k].confidence >= 0.5f;
+      for (unsigned char ch : words[k].name) {
+        // A letter or digit: ASCII ones, or a character of two or more UTF-8
+        // bytes other than those led by E2 (U+2000 to U+2FFF: punctuation,
+        // arrows, box drawing and other symbols).
+        legible = legible || std::isalnum(ch) || (ch >= 0xC2 && ch != 0xE2);
+      }
+    }
+    // A line with no word Tesseract believes, or with no letter or digit
+    // (a rule read as a dash), is not text to act on.
+    if (believed && legible) lines.push_back(std::move(line));
   }
   return lines;
 }

@@ -26,6 +26,7 @@ struct mark_candidate {
   std::string name;  // The element's name, the window's title, the words read.
   rect box;
   mark_source source = mark_source::a11y;
+  float confidence = 1.0f;  // OCR's belief in the words (0 to 1); 1 for the other sources.
 };
 
 // A mark as the map gives it: its number (from 1), where its label is
@@ -39,7 +40,11 @@ struct mark {
 };
 
 // OCR words on one line whose gap is small beside their height joined into
-// one candidate each (a line of a terminal is one mark, not ten).
+// one candidate each (a line of a terminal is one mark, not ten), in left to
+// right order whichever word the line was found from. Words under 0.25
+// confidence are dropped; a line is kept when one of its words reaches 0.5
+// and it has a letter or digit, so a doubtful word inside a line of
+// believed ones does not split it.
 std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words);
 
 // The map: candidates kept inside within (image pixels; its area must hold

@@ -93,3 +93,35 @@ TEST_CASE("drawing labels of both sizes at the image's edges stays inside the bu
   cu::draw_marks(px.data(), image, marks);
   for (size_t i = size_t(image.w) * size_t(image.h) * 3; i < px.size(); ++i) CHECK(px[i] == 0xAB);
 }
+
+namespace {
+
+mark_candidate word(std::string text, rect box, float confidence) {
+  return mark_candidate{"text", std::move(text), box, mark_source::ocr, confidence};
+}
+
+}  // namespace
+
+TEST_CASE("a terminal line whose second word sits a pixel higher is one line in reading order") {
+  // As Tesseract read an xterm's "second line here" (image pixels).
+  const auto lines = cu::ocr_lines({word("second", rect{784, 462, 27, 8}, 0.97f),
+                                    word("line", rect{815, 461, 17, 9}, 0.96f),
+                                    word("here", rect{835, 462, 18, 8}, 0.96f)});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].name == "second line here");
+  CHECK(lines[0].box.x == 784);
+  CHECK(lines[0].box.x + lines[0].box.w == 853);
+}
+
+TEST_CASE("a doubtful word inside a believed line keeps the line whole; noise alone is dropped") {
+  // An xterm's `ls /usr` line with "lib64" read at 0.48, and the noise the
+  // same read found on the title bar.
+  const auto lines = cu::ocr_lines({word("lib32", rect{900, 452, 20, 9}, 0.74f),
+                                    word("lib64", rect{930, 452, 20, 9}, 0.48f),
+                                    word("libexec", rect{960, 452, 28, 9}, 0.92f),
+                                    word("\xE2\x80\x94", rect{1100, 420, 5, 12}, 0.65f),
+                                    word("26S)", rect{790, 428, 170, 7}, 0.04f),
+                                    word("a", rect{1000, 428, 130, 7}, 0.20f)});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].name == "lib32 lib64 libexec");
+}
