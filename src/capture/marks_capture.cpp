@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "capture/damage.h"
 #include "capture/find.h"
 #include "capture/find_text.h"
 #include "capture/png.h"
@@ -24,6 +25,8 @@ struct marks_work {
   rect within;       // The region, in image pixels.
   point part;        // Where the OCR's pixels start in the session's device area.
   uint32_t window = 0;
+  point origin;  // The session's device (0, 0) on the root.
+  std::optional<uint64_t> damage_mark;
 };
 
 // The map, drawn and listed: the tool's result.
@@ -50,12 +53,21 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
 
   tool_result r;
   r.add_image(make_image_payload(std::move(*png), "image/png"));
-  std::string list;
+  std::string list = str_cat("look ", std::to_string(w.request->look_id), ": ",
+                             std::to_string(marks.size()), marks.size() == 1 ? " mark" : " marks",
+                             "\n");
   std::string structured;
   json_writer j(structured);
-  j.begin_object().key("image").begin_object().key("width").number(int64_t(s.image.w));
+  j.begin_object().key("look").number(int64_t(w.request->look_id)).key("image").begin_object().key("width").number(int64_t(s.image.w));
   j.key("height").number(int64_t(s.image.h)).end_object();
   j.key("marks").begin_array();
+  if (w.request->record) {
+    look_record& seen = *w.request->record;
+    seen.session = s;
+    seen.origin = w.origin;
+    seen.damage_mark = w.damage_mark;
+    seen.marks = marks;
+  }
   for (const mark& m : marks) {
     const rect& b = m.what.box;
     list += str_cat(std::to_string(m.n), " ", m.what.role, " \"", m.what.name, "\" [",
@@ -83,7 +95,6 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
   }
   if (w.window != 0) j.key("window").string(window_id_text(w.window));
   j.end_object();
-  if (marks.empty()) list += "no marks\n";
   r.add_text(std::move(list));
   r.structured = std::move(structured);
   return r;
@@ -97,6 +108,9 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   const marks_request& req = *job.marks;
   capture_job fresh = job;
   fresh.session.reset();  // A map is a screenshot: it makes a session of its own.
+  // Everything drawn before this is in the grab below.
+  const std::optional<uint64_t> damage_mark =
+      env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
   auto grabbed = grab_session_pixels(g, fresh, stamp);
   if (!grabbed) return tool_result::failure(grabbed.err());
   const frame& f = grabbed->pixels;
@@ -106,6 +120,8 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->request = job.marks;
   work->session = s;
   work->window = job.window;
+  work->origin = grabbed->origin;
+  work->damage_mark = damage_mark;
   work->within = rect{0, 0, s.image.w, s.image.h};
   rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
   if (req.region) {

@@ -51,6 +51,18 @@ struct text_request {
   int max_results = 10;
 };
 
+// What one look (a map) saw, as the capture side leaves it for the loop.
+struct look_record {
+  coord_session session;
+  // Where the session's device pixel (0, 0) is on the root (a window's
+  // session: the window's inside corner when grabbed; else 0, 0).
+  point origin;
+  // DAMAGE's mark of the moment before the grab: anything drawn after it
+  // may be missing from the look. Nothing: changes were not recorded.
+  std::optional<uint64_t> damage_mark;
+  std::vector<mark> marks;  // Boxes in the session's image pixels.
+};
+
 // screenshot_marks' request: what the sources found before the capture
 // (accessibility elements, title bars: boxes in root pixels), and what to
 // read and keep.
@@ -61,6 +73,11 @@ struct marks_request {
   size_t max_marks = 150;
   // Sources asked for that gave nothing, and why ("a11y: no bus").
   std::vector<std::string> unavailable;
+  // The map's look id (toolsets/marks/looks.h), named in its answer.
+  uint64_t look_id = 0;
+  // Filled on the capture side before the completion is posted: what the
+  // map saw, for acting by mark and `since`.
+  std::shared_ptr<look_record> record;
 };
 
 class text_recognizer;

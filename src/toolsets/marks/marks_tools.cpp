@@ -7,6 +7,7 @@
 // until the capture makes the session they are drawn in.
 #include "build_config.h"
 #include "toolsets/args.h"
+#include "toolsets/marks/looks.h"
 #include "toolsets/marks/room.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
@@ -48,9 +49,20 @@ result<sources> read_sources(simdjson::dom::object args) {
   return s;
 }
 
-// The last step: the capture, with what the earlier steps found.
+// The last step: the capture, with what the earlier steps found; a map
+// made is kept as a look (acting by mark, `since`).
 void capture_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_t window,
                   std::optional<rect> area) {
+  if (auto* kept = static_cast<looks*>(call.service(toolset::marks))) {
+    req->look_id = kept->reserve();
+    req->record = std::make_shared<look_record>();
+    call.then([req](tool_call& next, tool_result r) {
+      // The service outlives every call; looked up again in case.
+      auto* store = static_cast<looks*>(next.service(toolset::marks));
+      if (!r.is_error && store != nullptr) store->keep(req->look_id, req->record);
+      next.finish(std::move(r));
+    });
+  }
   capture_job job;
   job.what = capture_job::kind::marks;
   job.area = area;

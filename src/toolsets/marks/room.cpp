@@ -1,5 +1,6 @@
 #include "toolsets/marks/room.h"
 
+#include "toolsets/marks/looks.h"
 #include "toolsets/tables.h"
 
 namespace cu {
@@ -11,10 +12,13 @@ constexpr tool_binding kBindings[] = {
     {"screenshot_marks", executor::capture, handle_screenshot_marks},
 };
 
+// The room's service is its record of looks: no thread of its own.
+std::unique_ptr<room_service> start(room_start&) { return std::make_unique<looks>(); }
+
 }  // namespace
 
 const toolset_room& marks_room() {
-  static const toolset_room kRoom{toolset::marks, tables::marks, kBindings};
+  static const toolset_room kRoom{toolset::marks, tables::marks, kBindings, start};
   return kRoom;
 }
 

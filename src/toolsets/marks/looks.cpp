@@ -1,0 +1,19 @@
+#include "toolsets/marks/looks.h"
+
+namespace cu {
+
+void looks::keep(uint64_t id, std::shared_ptr<const look_record> seen) {
+  kept_.push_back(look{id, std::move(seen)});
+  while (kept_.size() > kKept) kept_.pop_front();
+}
+
+const look* looks::find(uint64_t id) const {
+  for (const look& l : kept_) {
+    if (l.id == id) return &l;
+  }
+  return nullptr;
+}
+
+const look* looks::latest() const { return kept_.empty() ? nullptr : &kept_.back(); }
+
+}  // namespace cu

@@ -1,0 +1,53 @@
+// Owns: the record of the recent looks the marks toolset made: each map's
+// number (its look id), the coordinate session it made, the X DAMAGE mark
+// taken just before its pixels were grabbed, and its marks (boxes in the
+// image; the session maps them to the screen). Acting by mark reads the
+// latest map; `since` reads the look it names.
+// Thread affinity: the loop thread (the marks room's service; a capture
+// worker or the recognizer fills a look_record before its completion is
+// posted, and the loop reads it only after).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "capture/pool.h"
+#include "toolsets/registry.h"
+
+namespace cu {
+
+// A look kept: its id and what it saw.
+struct look {
+  uint64_t id = 0;
+  std::shared_ptr<const look_record> seen;
+};
+
+class looks final : public room_service {
+ public:
+  // How many looks are kept: a `since` or a mark older than that is
+  // refused with the reason.
+  static constexpr size_t kKept = 16;
+
+  // The id the next look will have (ids start at 1 and never repeat in a
+  // server's life).
+  uint64_t reserve() { return next_++; }
+
+  // Keeps what look id saw (a reserved id whose capture succeeded).
+  void keep(uint64_t id, std::shared_ptr<const look_record> seen);
+
+  // The kept look with this id, or null (never made, failed, or too old).
+  const look* find(uint64_t id) const;
+
+  // The latest kept look, or null.
+  const look* latest() const;
+
+  void cancel(uint64_t) override {}
+  void stop() override {}
+
+ private:
+  uint64_t next_ = 1;
+  std::deque<look> kept_;  // Oldest first.
+};
+
+}  // namespace cu
