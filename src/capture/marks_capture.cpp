@@ -1,10 +1,13 @@
 #include "capture/marks_capture.h"
 
+#include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "capture/damage.h"
 #include "capture/find.h"
 #include "capture/find_text.h"
+#include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
 #include "core/json_writer.h"
@@ -27,7 +30,43 @@ struct marks_work {
   uint32_t window = 0;
   point origin;  // The session's device (0, 0) on the root.
   std::optional<uint64_t> damage_mark;
+  // What the image's format is chosen by, as for a screenshot: the
+  // configured format, and for automatic, whether the whole line fits.
+  image_format format = image_format::automatic;
+  size_t max_result_bytes = 0;
+  reply_to reply;
 };
+
+// The lowest JPEG quality tried to fit the bound, as for screenshots: below
+// it the controls' text turns to mush.
+constexpr int kWorstQuality = 30;
+
+// The drawn map encoded as a screenshot would be (capture.cpp's
+// frame_encoder, without its reuse of strips: a map is drawn afresh each
+// time): PNG when configured or when its whole line fits the bound, else
+// JPEG at the best quality from 90 down in steps of 15 to 30 that fits.
+// line_size says how long the result line would be with a given image.
+result<std::shared_ptr<const image_payload>> encode_map(
+    const marks_work& w,
+    const std::function<size_t(const std::shared_ptr<const image_payload>&)>& line_size) {
+  const size2 image = w.session.image;
+  const size_t row_bytes = size_t(image.w) * 3;
+  auto fill = [&](int y, uint8_t* row) {
+    std::copy_n(w.rgb.data() + size_t(y) * row_bytes, row_bytes, row);
+  };
+  if (w.format != image_format::jpeg) {
+    auto png = encode_png_rgb(image.w, image.h, fill);
+    if (!png) return png.take_error();
+    auto payload = make_image_payload(std::move(*png), "image/png");
+    if (w.format == image_format::png || line_size(payload) <= w.max_result_bytes) return payload;
+  }
+  for (int quality = kJpegBestQuality;; quality = std::max(kWorstQuality, quality - 15)) {
+    auto j = encode_jpeg_rgb(image.w, image.h, fill, quality);
+    if (!j) return j.take_error();
+    auto payload = make_image_payload(std::move(*j), "image/jpeg");
+    if (quality == kWorstQuality || line_size(payload) <= w.max_result_bytes) return payload;
+  }
+}
 
 // The map, drawn and listed: the tool's result.
 tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string& no_ocr) {
@@ -40,19 +79,13 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     read.push_back(mark_candidate{"text", word.text, device_rect_to_image(s, device),
                                   mark_source::ocr, float(word.confidence)});
   }
-  for (mark_candidate& line : ocr_lines(std::move(read))) w.found.push_back(std::move(line));
+  // The other sources' boxes keep a line from running across two controls.
+  for (mark_candidate& line : ocr_lines(std::move(read), w.found)) w.found.push_back(std::move(line));
   size_t left_out = 0;
   std::vector<mark> marks =
       make_marks(std::move(w.found), w.within, s.image, w.request->max_marks, &left_out);
   draw_marks(w.rgb.data(), s.image, marks);
-  const size_t row_bytes = size_t(s.image.w) * 3;
-  auto png = encode_png_rgb(s.image.w, s.image.h, [&](int y, uint8_t* row) {
-    std::copy_n(w.rgb.data() + size_t(y) * row_bytes, row_bytes, row);
-  });
-  if (!png) return tool_result::failure(png.err());
 
-  tool_result r;
-  r.add_image(make_image_payload(std::move(*png), "image/png"));
   std::string list = str_cat("look ", std::to_string(w.request->look_id), ": ",
                              std::to_string(marks.size()), marks.size() == 1 ? " mark" : " marks",
                              "\n");
@@ -95,6 +128,17 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
   }
   if (w.window != 0) j.key("window").string(window_id_text(w.window));
   j.end_object();
+  auto line_size = [&](const std::shared_ptr<const image_payload>& image) {
+    tool_result t;
+    t.add_image(image);
+    t.add_text(list);
+    t.structured = structured;
+    return tool_response_size(w.reply.id_json, t, w.reply.era);
+  };
+  auto image = encode_map(w, line_size);
+  if (!image) return tool_result::failure(image.err());
+  tool_result r;
+  r.add_image(std::move(*image));
   r.add_text(std::move(list));
   r.structured = std::move(structured);
   return r;
@@ -122,6 +166,9 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->window = job.window;
   work->origin = grabbed->origin;
   work->damage_mark = damage_mark;
+  work->format = env.format;
+  work->max_result_bytes = env.max_result_bytes;
+  work->reply = job.reply;
   work->within = rect{0, 0, s.image.w, s.image.h};
   rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
   if (req.region) {

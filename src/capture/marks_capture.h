@@ -4,8 +4,9 @@
 // earlier steps found moved into its pixels; with OCR asked for, the grey
 // pixels handed to the recognizer thread, which adds the lines it reads.
 // Where the map is finished (the worker, or the recognizer after reading):
-// merged, numbered and drawn (vision/marks.h), encoded as PNG, and the list
-// written.
+// merged, numbered and drawn (vision/marks.h), encoded as a screenshot is
+// (PNG, or JPEG where the configuration says so or the PNG's line would
+// pass CU_MAX_RESULT_BYTES), and the list written.
 // Thread affinity: run_marks on a capture worker (it uses that worker's
 // grabber); the finish on that worker or on the recognizer thread.
 #pragma once

@@ -106,7 +106,8 @@ std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_
                                                   bool enable);
 std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force);
 // A window's title bar as screenshot_marks marks it: the top of its frame,
-// in root pixels, where no window stacked above it covers its middle.
+// in root pixels, cut to its widest piece that no window stacked above it
+// covers (none when they cover it all).
 struct title_bar {
   xcb_window_t window = XCB_NONE;
   std::string title;

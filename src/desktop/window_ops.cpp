@@ -14,6 +14,7 @@
 #include "core/json_writer.h"
 #include "desktop/activation.h"
 #include "desktop/desktop_op.h"
+#include "vision/marks.h"
 #include "util/ascii.h"
 #include "util/str_cat.h"
 #include "x11/connection.h"
@@ -672,17 +673,15 @@ class title_bars final : public desktop_op {
       const window_details& w = shown[i];
       if (w.frame.top <= 0 || w.state.minimized) continue;
       const rect o = outer(w);
-      const rect bar{o.x, o.y, o.w, w.frame.top};
-      const point mid{bar.x + bar.w / 2, bar.y + bar.h / 2};
-      bool covered = false;
+      // The windows above take their columns away; what is left of the
+      // bar, its widest piece, is where a click still reaches it (a sliver
+      // narrower than the bar is tall is no place to aim at).
+      std::vector<rect> above;
       for (size_t k = i + 1; k < shown.size(); ++k) {
-        const rect above = outer(shown[k]);
-        if (mid.x >= above.x && mid.x < above.x + above.w && mid.y >= above.y &&
-            mid.y < above.y + above.h) {
-          covered = true;
-        }
+        if (!shown[k].state.minimized) above.push_back(outer(shown[k]));
       }
-      if (!covered) out_->push_back(title_bar{w.info.id, w.info.title, bar});
+      const rect bar = uncovered_piece(rect{o.x, o.y, o.w, w.frame.top}, above);
+      if (bar.w >= w.frame.top) out_->push_back(title_bar{w.info.id, w.info.title, bar});
     }
     return desktop_result{tool_result::json("{}"), std::nullopt};
   }

@@ -161,7 +161,48 @@ std::vector<place> label_places(const rect& box, int n) {
   return places;
 }
 
+// Whether an element's left or right edge falls in the gap between the
+// line so far and the word beside it (give or take half a character, since
+// a control's box starts a few pixels before its text, at its indicator or
+// padding), on rows both share.
+bool edge_between(const rect& line, const rect& word, const std::vector<mark_candidate>& elements) {
+  const bool right = word.x >= line.x;
+  const int slack = std::max(line.h, word.h) / 2;
+  const int lo = right ? line.x + line.w - slack : word.x + word.w - slack;
+  const int hi = right ? word.x + slack : line.x + slack;
+  const int top = std::max(line.y, word.y);
+  const int bottom = std::min(line.y + line.h, word.y + word.h);
+  for (const mark_candidate& e : elements) {
+    if (e.source == mark_source::ocr || e.box.y >= bottom || e.box.y + e.box.h <= top) continue;
+    for (int x : {e.box.x, e.box.x + e.box.w}) {
+      if (x > lo && x < hi) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+rect uncovered_piece(const rect& bar, const std::vector<rect>& above) {
+  // The covered columns as intervals, sorted; the widest gap between them.
+  std::vector<std::pair<int, int>> covered;
+  for (const rect& a : above) {
+    const rect both = intersect(a, bar);
+    if (both.w > 0 && both.h > 0) covered.emplace_back(both.x, both.x + both.w);
+  }
+  std::sort(covered.begin(), covered.end());
+  rect best{bar.x, bar.y, 0, 0};
+  int from = bar.x;
+  auto consider = [&](int to) {
+    if (to - from > best.w) best = rect{from, bar.y, to - from, bar.h};
+  };
+  for (const auto& [a, b] : covered) {
+    consider(a);
+    from = std::max(from, b);
+  }
+  consider(bar.x + bar.w);
+  return best;
+}
 
 const char* mark_source_name(mark_source s) {
   switch (s) {
@@ -177,7 +218,8 @@ const char* mark_source_name(mark_source s) {
 
 size2 label_size(int n) { return label_size_of(n, kFull); }
 
-std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words) {
+std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words,
+                                      const std::vector<mark_candidate>& elements) {
   // Words Tesseract barely believes are noise (a border, an icon), unless
   // they sit in a line with words it does believe: a terminal's "lib64" at
   // 0.48 beside "lib32" at 0.74 is text, and dropping it cut the line.
@@ -207,6 +249,7 @@ std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words) {
         const int h = std::max(box.h, w.h);
         const int gap = w.x >= box.x ? w.x - (box.x + box.w) : box.x - (w.x + w.w);
         if (mid < box.y || mid > box.y + box.h || gap < -2 || gap > h * 3 / 2) continue;
+        if (edge_between(box, w, elements)) continue;
         if (best == words.size() || gap < best_gap) {
           best = k;
           best_gap = gap;

@@ -44,8 +44,19 @@ struct mark {
 // right order whichever word the line was found from. Words under 0.25
 // confidence are dropped; a line is kept when one of its words reaches 0.5
 // and it has a letter or digit, so a doubtful word inside a line of
-// believed ones does not split it.
-std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words);
+// believed ones does not split it. Two words are not joined when the edge
+// of one of elements (the candidates the other sources found, in the same
+// pixels) falls between them on their rows: a line then would span two
+// controls, such as a check button's label and the radio button's beside
+// it, and its box would be neither's.
+std::vector<mark_candidate> ocr_lines(std::vector<mark_candidate> words,
+                                      const std::vector<mark_candidate>& elements = {});
+
+// The widest piece of a title bar (bar, one row band) that none of above
+// covers, the outer frames of the windows stacked over it; an empty rect
+// when they cover all of it. A window over any of the bar's rows takes its
+// columns away: a piece of a bar only some rows high is no place to click.
+rect uncovered_piece(const rect& bar, const std::vector<rect>& above);
 
 // The map: candidates kept inside within (image pixels; its area must hold
 // the box's centre), de-duplicated (an OCR line whose centre an

@@ -125,3 +125,44 @@ TEST_CASE("a doubtful word inside a believed line keeps the line whole; noise al
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].name == "lib32 lib64 libexec");
 }
+
+TEST_CASE("an OCR line does not run across the edge of a control between two words") {
+  // gtk3-widget-factory's "checkbutton" beside a radio button whose
+  // accessible box starts at its indicator, read as "QO": without the
+  // radio button's box these are one line of words 6 px apart.
+  const std::vector<mark_candidate> words = {word("checkbutton", rect{27, 264, 62, 12}, 0.9f),
+                                             word("QO", rect{95, 264, 10, 12}, 0.6f),
+                                             word("radiobutton", rect{110, 264, 61, 12}, 0.9f)};
+  REQUIRE(cu::ocr_lines(words).size() == 1);
+  const auto lines =
+      cu::ocr_lines(words, {control("radio button", "radiobutton", rect{94, 262, 80, 16})});
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].name == "checkbutton");
+  CHECK(lines[1].name == "QO radiobutton");
+}
+
+TEST_CASE("a control's box around a line's words leaves the line whole") {
+  const auto lines =
+      cu::ocr_lines({word("Remove", rect{108, 206, 40, 11}, 0.9f),
+                     word("Apply", rect{152, 206, 30, 11}, 0.9f)},
+                    {control("push button", "Remove Apply", rect{100, 200, 90, 24})});
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].name == "Remove Apply");
+}
+
+TEST_CASE("a title bar covered in its middle keeps its widest uncovered piece") {
+  const rect bar{100, 80, 500, 20};
+  // A window over columns 250 to 760 of the bar's rows, another wholly
+  // below it (it covers nothing of the bar).
+  const rect piece = cu::uncovered_piece(bar, {rect{250, 60, 510, 200}, rect{0, 100, 800, 50}});
+  CHECK(piece.x == 100);
+  CHECK(piece.w == 150);
+  CHECK(piece.y == 80);
+  CHECK(piece.h == 20);
+  // Covered at its left end and in its middle: the right piece is wider.
+  const rect right = cu::uncovered_piece(bar, {rect{50, 70, 100, 40}, rect{300, 90, 100, 5}});
+  CHECK(right.x == 400);
+  CHECK(right.w == 200);
+  // Covered everywhere: nothing.
+  CHECK(cu::uncovered_piece(bar, {rect{0, 0, 1000, 1000}}).w == 0);
+}

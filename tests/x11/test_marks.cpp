@@ -2,13 +2,20 @@
 // known widgets (tests/x11/data/gtk_a11y.py, which prints their geometry as
 // X has it) read through its accessibility tree, and an xterm read by OCR.
 // Every known control must get a mark whose box holds the control's centre,
-// and two maps of an unchanged screen must number alike.
+// and two maps of an unchanged screen must number alike. Openbox-framed
+// xterms give title bars, one partly under another window; a busy screen
+// checks the image's size bound.
 //
-// meson runs this binary under tools/lib/a11y-session.sh (as x11-a11y), so
-// the GTK program and the server share a private accessibility bus.
+// meson runs the cases tagged [a11y] under tools/lib/a11y-session.sh (as
+// x11-a11y: the GTK program and the server share a private accessibility
+// bus) as x11-marks-a11y, and the others with no bus as x11-marks, which
+// is built without libatspi too.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+#include <xcb/xcb.h>
+
+#include <optional>
 
 #include <array>
 #include <cstdlib>
@@ -81,6 +88,55 @@ std::string map_text(const std::vector<map_mark>& marks) {
   return out;
 }
 
+// The window whose WM_NAME is title, among the root's children and theirs
+// (a reparenting manager puts a client inside its frame).
+xcb_window_t client_window(x_observer& obs, const std::string& title) {
+  xcb_connection_t* c = obs.connection();
+  for (xcb_window_t top : obs.top_levels()) {
+    std::vector<xcb_window_t> candidates = {top};
+    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
+    if (t != nullptr) {
+      xcb_window_t* k = xcb_query_tree_children(t);
+      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
+      free(t);
+    }
+    for (xcb_window_t w : candidates) {
+      if (obs.title(w) == title && obs.viewable(w)) return w;
+    }
+  }
+  return XCB_NONE;
+}
+
+// The 32-bit values of a property (CARDINAL or WINDOW), at most 256.
+std::vector<uint32_t> cardinals(x_observer& obs, xcb_window_t w, const char* prop) {
+  xcb_connection_t* c = obs.connection();
+  auto* r = xcb_get_property_reply(
+      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 256), nullptr);
+  std::vector<uint32_t> out;
+  if (r != nullptr && r->format == 32) {
+    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
+    out.assign(v, v + xcb_get_property_value_length(r) / 4);
+  }
+  free(r);
+  return out;
+}
+
+// A client's outer frame (its area grown by _NET_FRAME_EXTENTS), in root
+// pixels.
+area outer_frame(x_observer& obs, xcb_window_t w) {
+  const area a = x_area(obs, w);
+  const std::vector<uint32_t> e = cardinals(obs, w, "_NET_FRAME_EXTENTS");
+  REQUIRE(e.size() == 4);
+  return area{a.x - int(e[0]), a.y - int(e[2]), a.w + int(e[0] + e[1]), a.h + int(e[2] + e[3])};
+}
+
+const map_mark* title_bar_of(const std::vector<map_mark>& marks, const std::string& title) {
+  for (const map_mark& m : marks) {
+    if (m.role == "title bar" && m.name == title) return &m;
+  }
+  return nullptr;
+}
+
 bool tesseract_installed() {
   return access("/usr/lib/x86_64-linux-gnu/libtesseract.so.5", R_OK) == 0;
 }
@@ -88,7 +144,7 @@ bool tesseract_installed() {
 }  // namespace
 
 TEST_CASE("screenshot_marks marks every known control of a GTK window where X has it, and "
-          "numbers an unchanged screen alike") {
+          "numbers an unchanged screen alike", "[a11y]") {
   REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
   // 1280x800 is sent as is: image pixels are the screen's.
   xvfb x(1280, 800);
@@ -180,4 +236,168 @@ TEST_CASE("screenshot_marks marks an xterm's lines by OCR, each line's box holdi
   CHECK(holds(*quux, 300 + 3 * 6 + 8 * 6, 200 + 2 * 13 + 6));
   const std::vector<map_mark> second = marks_of(*ok_call(s, "screenshot_marks", args));
   CHECK(map_text(second) == map_text(first));
+}
+
+TEST_CASE("a title bar whose middle another window covers keeps a mark on its uncovered piece") {
+  xvfb x(1280, 800);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  start_openbox(obs, wm, x.display());
+  // The lower xterm's bar runs from x 100 to about 590; the upper one,
+  // mapped later and so stacked above, covers it from x 250 on.
+  xterm_window low(x.display(), "cu-marks-low", 100, 100);
+  xterm_window high(x.display(), "cu-marks-high", 250, 60);
+  const xcb_window_t low_w = client_window(obs, "cu-marks-low");
+  const xcb_window_t high_w = client_window(obs, "cu-marks-high");
+  REQUIRE(low_w != XCB_NONE);
+  REQUIRE(high_w != XCB_NONE);
+  // The manager decorates, places and stacks in its own time: wait for its
+  // stacking list to end with the upper window and for both frames' extents.
+  wait_until(
+      [&] {
+        const auto stacking =
+            cardinals(obs, obs.root(), "_NET_CLIENT_LIST_STACKING");
+        return stacking.size() >= 2 && stacking.back() == high_w &&
+               cardinals(obs, low_w, "_NET_FRAME_EXTENTS").size() == 4 &&
+               cardinals(obs, high_w, "_NET_FRAME_EXTENTS").size() == 4 &&
+               outer_frame(obs, high_w).x == 250 && outer_frame(obs, low_w).x == 100;
+      },
+      "openbox to frame and stack both xterms");
+  const area low_frame = outer_frame(obs, low_w);
+  const area high_frame = outer_frame(obs, high_w);
+  INFO("low " << low_frame << " high " << high_frame);
+  // The scene is the one meant: the upper frame covers the lower bar's
+  // middle and the lower bar's rows.
+  REQUIRE(high_frame.x < low_frame.x + low_frame.w / 2);
+  REQUIRE(high_frame.y + high_frame.h > low_frame.y + 20);
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks =
+      marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["windows"]})"));
+  INFO(map_text(marks));
+  const map_mark* high_bar = title_bar_of(marks, "cu-marks-high");
+  const map_mark* low_bar = title_bar_of(marks, "cu-marks-low");
+  REQUIRE(high_bar != nullptr);
+  REQUIRE(low_bar != nullptr);
+  CHECK(high_bar->x == high_frame.x);
+  CHECK(high_bar->w == high_frame.w);
+  // The lower bar's mark lies in its uncovered part, left of the upper
+  // frame, and is all of that part.
+  CHECK(low_bar->x == low_frame.x);
+  CHECK(low_bar->x + low_bar->w == high_frame.x);
+  CHECK(low_bar->y == low_frame.y);
+}
+
+TEST_CASE("a map passing CU_MAX_RESULT_BYTES as PNG is sent as JPEG within the bound") {
+  // A 1024x768 screen (no downscale) with a noise square whose PNG is big.
+  xvfb x(1024, 768);
+  x_client painter(x.display());
+  xcb_window_t w = painter.create_window(0, 0, 1024, 768, {200, 200, 200});
+  painter.paint_noise(w, 256, 256, 11);
+  painter.fill(w, 400, 100, 200, 200, {20, 90, 160});
+  painter.sync();
+  const std::string args = R"({"sources":["windows"]})";
+  auto with = [](std::string k, std::string v) {
+    std::map<std::string, std::string> env = kMarksOn;
+    env[k] = v;
+    return env;
+  };
+  auto mime = [](const json_line& r) {
+    std::string_view v;
+    REQUIRE(r.root["result"]["content"].at(0)["mimeType"].get(v) == simdjson::SUCCESS);
+    return std::string(v);
+  };
+  size_t png_line = 0;
+  {
+    server_process s(x.display(), with("CU_IMAGE_FORMAT", "png"));
+    json_ptr r = ok_call(s, "screenshot_marks", args);
+    REQUIRE(mime(*r) == "image/png");
+    png_line = r->text.size() + 1;  // The newline ends the line.
+  }
+  INFO("PNG line " << png_line << " bytes");
+  REQUIRE(png_line > 65536);  // Above the smallest bound allowed.
+  {
+    // A bound the line fits exactly: PNG, the same line.
+    server_process s(x.display(), with("CU_MAX_RESULT_BYTES", std::to_string(png_line)));
+    json_ptr r = ok_call(s, "screenshot_marks", args);
+    CHECK(mime(*r) == "image/png");
+    CHECK(r->text.size() + 1 == png_line);
+  }
+  {
+    // One byte less: JPEG, within the bound, the map's size unchanged.
+    server_process s(x.display(), with("CU_MAX_RESULT_BYTES", std::to_string(png_line - 1)));
+    json_ptr r = ok_call(s, "screenshot_marks", args);
+    CHECK(mime(*r) == "image/jpeg");
+    CHECK(r->text.size() + 1 <= png_line - 1);
+    rgb_image jpeg = image_of(*r);
+    CHECK(jpeg.width == 1024);
+    CHECK(jpeg.height == 768);
+  }
+  {
+    // JPEG asked for: JPEG whatever the size.
+    server_process s(x.display(), with("CU_IMAGE_FORMAT", "jpeg"));
+    CHECK(mime(*ok_call(s, "screenshot_marks", args)) == "image/jpeg");
+  }
+}
+
+TEST_CASE("a map of one window marks only inside it, its own controls and no title bars",
+          "[a11y]") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  start_openbox(obs, wm, x.display());
+  child_lines app({"/usr/bin/python3",
+                   std::string(getenv("CU_SOURCE_DIR")) + "/tests/x11/data/gtk_a11y.py", "60",
+                   "40"},
+                  x.display());
+  REQUIRE(app.read_until("geom-end"));
+  xterm_window term(x.display(), "cu-marks-other", 700, 500);
+  const xcb_window_t gtk = client_window(obs, "cu-a11y-test");
+  REQUIRE(gtk != XCB_NONE);
+  server_process s(x.display(), kMarksOn);
+  // The whole screen first, until the GTK controls and both title bars are
+  // there (the manager frames, the application registers, in their time).
+  std::vector<map_mark> all;
+  const map_mark* apply = nullptr;
+  wait_until(
+      [&] {
+        all = marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["a11y","windows"]})"));
+        apply = nullptr;
+        for (const map_mark& m : all) {
+          if (m.name == "Apply" && m.source == "a11y") apply = &m;
+        }
+        return apply != nullptr && title_bar_of(all, "cu-a11y-test") != nullptr &&
+               title_bar_of(all, "cu-marks-other") != nullptr;
+      },
+      "the GTK controls and both title bars to be marked");
+  const area at = x_area(obs, gtk);
+  INFO(map_text(all) << "window " << at);
+  json_ptr r = ok_call(s, "screenshot_marks",
+                       R"({"sources":["a11y","windows"],"window":")" + hex(gtk) + "\"}");
+  const std::vector<map_mark> own = marks_of(*r);
+  INFO(map_text(own));
+  std::string_view named;
+  REQUIRE(r->root["result"]["structuredContent"]["window"].get(named) == simdjson::SUCCESS);
+  CHECK(named == hex(gtk));
+  // Its own pixels: the image is the window's size (1280x800 is not scaled).
+  rgb_image img = image_of(*r);
+  CHECK(img.width == at.w);
+  CHECK(img.height == at.h);
+  REQUIRE_FALSE(own.empty());
+  bool apply_seen = false;
+  for (const map_mark& m : own) {
+    CHECK(m.role != "title bar");
+    CHECK(m.source == "a11y");
+    CHECK(m.x >= 0);
+    CHECK(m.y >= 0);
+    CHECK(m.x + m.w / 2 < at.w);
+    CHECK(m.y + m.h / 2 < at.h);
+    // The same control as on the whole screen, moved by the window's place.
+    if (m.name == "Apply") {
+      apply_seen = true;
+      CHECK(m.x == apply->x - at.x);
+      CHECK(m.y == apply->y - at.y);
+    }
+  }
+  CHECK(apply_seen);
 }
