@@ -38,7 +38,9 @@ struct screen_report {
 struct reply_to {
   enum class form { line, result };
   form how = form::result;
-  std::string id_json;  // The request's id as JSON, for form::line.
+  // The request's id as JSON: for form::line, and for sizing a chained
+  // step's result as the line it will become.
+  std::string id_json;
   rpc_era era = rpc_era::legacy;  // The shape of the line, for form::line.
 
   static reply_to line(std::string id_json, rpc_era era) {

@@ -165,8 +165,13 @@ class table_tool_call final : public tool_call {
   call_table::call_state& f() { return t_.calls_.at(seq_); }
   // A batch step's completion, or a step with a further one chained,
   // carries its result, not an answer line.
+  // A chained step's result comes back to the loop, which answers with the
+  // last step's: the id and era still go along, so a step that sizes its
+  // answer against CU_MAX_RESULT_BYTES sizes the line it will be.
   reply_to reply() {
-    return in_batch_ || f().next ? reply_to::result() : reply_to::line(f().id_json, f().era);
+    if (in_batch_) return reply_to::result();
+    if (f().next) return reply_to{reply_to::form::result, f().id_json, f().era};
+    return reply_to::line(f().id_json, f().era);
   }
 
   call_table& t_;
