@@ -10,8 +10,10 @@
 #include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
+#include "capture/since.h"
 #include "core/json_writer.h"
 #include "util/save_file.h"
+#include "util/str_cat.h"
 #include "x11/windows.h"
 
 namespace cu {
@@ -199,20 +201,44 @@ struct window_note {
   const char* source;
 };
 
+// A screenshot that is a look (the marks toolset): its id, and with
+// `since`, the look named and why the whole image is sent.
+struct look_note {
+  uint64_t id = 0;
+  uint64_t since = 0;  // Zero: no since.
+  std::string why_full;
+};
+
+// The members a look adds to a screenshot's structuredContent.
+void write_look(json_writer& j, const look_note& look) {
+  j.key("look").number(int64_t(look.id));
+  if (look.since == 0) return;
+  j.key("since").number(int64_t(look.since)).key("full").boolean(true);
+}
+
 tool_result make_result(const std::shared_ptr<const image_payload>& image, const rect& area,
                         size2 out, bool unchanged, const std::array<int, 4>* region,
                         bool save_to_disk, const std::string& saved,
-                        const std::string& save_error, const window_note* window = nullptr) {
+                        const std::string& save_error, const window_note* window = nullptr,
+                        const look_note* look = nullptr) {
   tool_result r;
   r.add_image(image);
+  // The look's id in text only where the reference result has text already
+  // (save_to_disk), or where the caller asked for since and reads why.
+  const std::string look_line =
+      look == nullptr ? std::string() : "\nlook " + std::to_string(look->id);
   if (!save_error.empty()) {
     // The capture itself worked: the model still gets the image, and an
     // error block says the file was not written.
     r.is_error = true;
     r.add_text("save_to_disk failed (the image above was captured, but not saved): " +
-               save_error);
+               save_error + look_line);
   } else if (save_to_disk) {
-    r.add_text("Saved to disk: " + saved);
+    r.add_text("Saved to disk: " + saved + look_line);
+  }
+  if (look != nullptr && look->since != 0) {
+    r.add_text(str_cat("look ", std::to_string(look->id), ": the whole image: ",
+                       look->why_full));
   }
   json_writer j(r.structured);
   j.begin_object().key("image").begin_object().key("width").number(int64_t(out.w));
@@ -233,6 +259,7 @@ tool_result make_result(const std::shared_ptr<const image_payload>& image, const
   if (window != nullptr) {
     j.key("window").string(window_id_text(window->id)).key("source").string(window->source);
   }
+  if (look != nullptr) write_look(j, *look);
   j.end_object();
   return r;
 }
@@ -265,11 +292,13 @@ std::string path_guess(const capture_job& job, const capture_env& env) {
 // the same area made when nothing was drawn on it since, else a new one.
 tool_result capture_image(grabber& g, const capture_job& job, const capture_env& env,
                           const rect& area, size2 out, const char* prefix,
-                          const std::array<int, 4>* region) {
+                          const std::array<int, 4>* region, const look_note* look = nullptr,
+                          std::optional<uint64_t>* grab_mark = nullptr) {
   const capture_key key{area, out};
   capture_memory mem = env.cache.find(key).value_or(capture_memory{});
   // Everything drawn before this is in the grab below.
   std::optional<uint64_t> mark = env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
+  if (grab_mark != nullptr) *grab_mark = mark;
   std::shared_ptr<const image_payload> image;
   bool unchanged = false;
   if (mark && mem.image && !env.damage->touched(mem.image_mark, area)) {
@@ -283,7 +312,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
       return tool_response_size(job.reply.id_json,
                                 make_result(candidate, area, out, false, region,
-                                            job.save_to_disk, guess, {}),
+                                            job.save_to_disk, guess, {}, nullptr, look),
                                 job.reply.era);
     };
     frame_encoder enc(*f, out, env, mem, mark, line_size);
@@ -300,14 +329,16 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
   std::string saved;
   std::string save_error;
   save_if_asked(job, env, *image, prefix, saved, save_error);
-  return make_result(image, area, out, unchanged, region, job.save_to_disk, saved, save_error);
+  return make_result(image, area, out, unchanged, region, job.save_to_disk, saved, save_error,
+                     nullptr, look);
 }
 
 // A screenshot or zoom of one window (job.window). Never from the cache or
 // from earlier strips: what was drawn in a covered window, or where a
 // window moved, is not in the screen's record of changes.
 tool_result capture_window(grabber& g, const capture_job& job, const capture_env& env,
-                           coord_session stamp, std::optional<coord_session>* established) {
+                           coord_session stamp, std::optional<coord_session>* established,
+                           const look_note* look = nullptr, point* origin = nullptr) {
   std::optional<coord_session> session;
   if (job.what == capture_job::kind::zoom && job.session && job.session->window == job.window) {
     session = *job.session;
@@ -328,6 +359,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   auto grabbed = g.grab_window(job.window, part);
   if (!grabbed) return tool_result::failure(grabbed.err());
   frame f = grabbed->pixels;
+  if (origin != nullptr) *origin = grabbed->origin;
   if (!session) {
     // The session a screenshot of the window makes now: its whole inside
     // (or, read from the screen, the part on screen).
@@ -359,7 +391,7 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
     return tool_response_size(job.reply.id_json,
                               make_result(candidate, on_root, out, false, region,
-                                          job.save_to_disk, guess, {}, &note),
+                                          job.save_to_disk, guess, {}, &note, look),
                               job.reply.era);
   };
   capture_memory mem;
@@ -371,7 +403,67 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
   save_if_asked(job, env, **encoded, zoom ? "zoom" : "screenshot", saved, save_error);
   if (!zoom) *established = session;
   return make_result(*encoded, on_root, out, false, region, job.save_to_disk, saved, save_error,
-                     &note);
+                     &note, look);
+}
+
+// A screenshot with since answered with what changed: no image when
+// nothing did, else a crop of the session's image for each changed place.
+// Nothing when the crops would pass the result budget: note.why_full then
+// says so, and the caller sends the whole image.
+std::optional<tool_result> answer_changes(grabber& g, const capture_job& job,
+                                          const capture_env& env, const rect& area,
+                                          const coord_session& s, const std::vector<rect>& crops,
+                                          look_note& note) {
+  std::vector<std::shared_ptr<const image_payload>> images;
+  if (!crops.empty()) {
+    auto f = g.grab(area);
+    if (!f) return tool_result::failure(f.err());
+    area_scaler scaler(f->area.w, f->area.h, s.image.w, s.image.h, f->layout);
+    auto encoded = encode_crops(crops, s.image, [&](int y, uint8_t* row) {
+      scaler.row(f->data, f->stride, y, row);
+    });
+    if (!encoded) return tool_result::failure(encoded.err());
+    images = std::move(*encoded);
+  }
+  const std::string id = std::to_string(note.id), since = std::to_string(note.since);
+  tool_result r;
+  size_t bytes = 0;
+  if (crops.empty()) {
+    r.add_text(str_cat("look ", id, ": nothing changed since look ", since));
+  } else {
+    r.add_text(str_cat("look ", id, ": ", crops_text(crops, note.since)));
+    for (const auto& image : images) {
+      bytes += image->size;
+      r.add_image(image);
+    }
+  }
+  json_writer j(r.structured);
+  j.begin_object().key("image").begin_object().key("width").number(int64_t(s.image.w));
+  j.key("height").number(int64_t(s.image.h)).end_object();
+  j.key("device").begin_object().key("x").number(int64_t(area.x));
+  j.key("y").number(int64_t(area.y)).key("width").number(int64_t(area.w));
+  j.key("height").number(int64_t(area.h)).end_object();
+  j.key("scale").number(double(area.w) / double(s.image.w));
+  j.key("format").string("png").key("bytes").number(int64_t(bytes));
+  j.key("unchanged").boolean(crops.empty());
+  j.key("look").number(int64_t(note.id)).key("since").number(int64_t(note.since));
+  j.key("full").boolean(false);
+  write_changed(j, crops);
+  j.end_object();
+  if (tool_response_size(job.reply.id_json, r, job.reply.era) > env.max_result_bytes) {
+    note.why_full = "its crops would pass CU_MAX_RESULT_BYTES";
+    return std::nullopt;
+  }
+  return r;
+}
+
+// What a look saw, for the look's record.
+void keep_look(const capture_job& job, const coord_session& s, point origin,
+               std::optional<uint64_t> mark) {
+  if (!job.record) return;
+  job.record->session = s;
+  job.record->origin = origin;
+  job.record->damage_mark = mark;
 }
 
 }  // namespace
@@ -398,17 +490,60 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
   if (job.what == capture_job::kind::marks) {
     return run_marks(g, job, env, stamp(coord_session{}), established);
   }
-  if (job.window != 0) return capture_window(g, job, env, stamp(coord_session{}), established);
+  // With the marks toolset on, a screenshot is a look.
+  look_note note;
+  const look_note* look = nullptr;
+  if (job.what == capture_job::kind::screenshot && job.look_id != 0) {
+    note.id = job.look_id;
+    look = &note;
+    if (job.since) note.since = job.since->id;
+  }
+  if (job.window != 0) {
+    if (note.since != 0) {
+      coord_session of_window;
+      of_window.window = job.window;
+      note.why_full = plan_since(env, *job.since->seen, note.since, of_window, std::nullopt).full;
+    }
+    point origin;
+    tool_result r =
+        capture_window(g, job, env, stamp(coord_session{}), established, look, &origin);
+    if (look != nullptr && r.has_image() && *established) {
+      keep_look(job, **established, origin, std::nullopt);
+    }
+    return r;
+  }
 
   if (job.what == capture_job::kind::screenshot) {
     rect area = job.area ? intersect(*job.area, *screen) : *screen;
     if (area.w == 0) return tool_result::failure("the selected display area is not on screen");
     coord_session session = stamp(make_session(area));
+    if (note.since != 0) {
+      // Everything drawn before this mark is in the crops' grab.
+      const std::optional<uint64_t> mark =
+          env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
+      since_plan plan = plan_since(env, *job.since->seen, note.since, session, mark);
+      if (plan.full.empty() && job.save_to_disk) plan.full = "save_to_disk saves the whole image";
+      if (plan.full.empty()) {
+        auto r = answer_changes(g, job, env, area, session, plan.crops, note);
+        if (r && r->is_error) return r;
+        if (r) {
+          *established = session;
+          keep_look(job, session, point{}, mark);
+          return r;
+        }
+      } else {
+        note.why_full = std::move(plan.full);
+      }
+    }
+    std::optional<uint64_t> mark;
     tool_result r =
-        capture_image(g, job, env, area, session.image, "screenshot", nullptr);
+        capture_image(g, job, env, area, session.image, "screenshot", nullptr, look, &mark);
     // The model sees the image whenever there is one (a failed save_to_disk
     // included), so coordinates refer to it from now on.
-    if (r.has_image()) *established = session;
+    if (r.has_image()) {
+      *established = session;
+      keep_look(job, session, point{}, mark);
+    }
     return r;
   }
 

@@ -9,6 +9,7 @@
 
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "vision/look_diff.h"
 #include "x11/request.h"
 #include "x11/windows.h"
 
@@ -20,6 +21,10 @@ namespace {
 // rectangle per text line). When more came, the answer is "unknown", which
 // costs only a full encode.
 constexpr size_t kRingSize = 4096;
+
+// Rectangles this close are one crop: a line of text drawn glyph by glyph,
+// or a border beside its inside, reads better whole than in slivers.
+constexpr int kMergeGap = 4;
 
 // How often a monitor without a connection tries to connect again.
 constexpr int kRetryMs = 500;
@@ -309,6 +314,21 @@ std::optional<rect> damage_monitor::changed_since(uint64_t& mark, const rect& ar
     }
   }
   return any ? rect{x0, y0, x1 - x0, y1 - y0} : rect{};
+}
+
+std::optional<std::vector<rect>> damage_monitor::rects_changed(uint64_t mark, const rect& area,
+                                                               size_t most) const {
+  std::vector<rect> hits;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (mark < epoch_ || mark > next_ || next_ - mark > kRingSize) return std::nullopt;
+    for (uint64_t i = mark; i < next_; ++i) {
+      const rect hit = intersect(ring_[i % kRingSize], area);
+      if (hit.w > 0 && hit.h > 0) hits.push_back(hit);
+    }
+  }
+  // Merged outside the lock: the reading thread records on.
+  return merge_rects(std::move(hits), kMergeGap, most);
 }
 
 bool damage_monitor::touched(uint64_t mark, const rect& area) const {

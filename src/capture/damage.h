@@ -73,6 +73,14 @@ class damage_monitor {
   // mark moves on to now.
   std::optional<rect> changed_since(uint64_t& mark, const rect& area) const;
 
+  // What was drawn inside area since mark, as at most most rectangles in
+  // root coordinates (vision/look_diff.h's merge_rects: those a few pixels
+  // apart are one, and the closest are merged past most); empty: nothing;
+  // nothing when that is unknown (as for rows_changed). A look's `since`
+  // answers these as crops.
+  std::optional<std::vector<rect>> rects_changed(uint64_t mark, const rect& area,
+                                                 size_t most) const;
+
   // Called on the reading thread after every batch of changes it read,
   // and when the connection is lost. Must not block, nor call back into
   // the monitor (it runs with the monitor's lock held): uv_async_send is

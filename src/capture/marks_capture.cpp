@@ -10,8 +10,10 @@
 #include "capture/jpeg.h"
 #include "capture/png.h"
 #include "capture/scale.h"
+#include "capture/since.h"
 #include "core/json_writer.h"
 #include "util/str_cat.h"
+#include "vision/look_diff.h"
 #include "x11/windows.h"
 
 namespace cu {
@@ -35,6 +37,8 @@ struct marks_work {
   image_format format = image_format::automatic;
   size_t max_result_bytes = 0;
   reply_to reply;
+  // With since: the crops to send, or why the whole map is sent.
+  std::optional<since_plan> plan;
 };
 
 // The lowest JPEG quality tried to fit the bound, as for screenshots: below
@@ -68,6 +72,25 @@ result<std::shared_ptr<const image_payload>> encode_map(
   }
 }
 
+// One mark's line: number, role, name, box, source.
+std::string mark_line(const mark& m) {
+  return str_cat(std::to_string(m.n), " ", m.what.role, " \"", m.what.name, "\" ",
+                 box_text(m.what.box), " ", mark_source_name(m.what.source), "\n");
+}
+
+void write_box(json_writer& j, const rect& b) {
+  j.begin_array();
+  for (int v : {b.x, b.y, b.w, b.h}) j.number(int64_t(v));
+  j.end_array();
+}
+
+// Whether look `then` was of the same image space as session s: the same
+// screen, area (or window) and image size, so its numbers and boxes mean
+// the same here.
+bool same_space(const look_record& then, const coord_session& s) {
+  return then.session == s;
+}
+
 // The map, drawn and listed: the tool's result.
 tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string& no_ocr) {
   const coord_session& s = w.session;
@@ -84,16 +107,62 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
   size_t left_out = 0;
   std::vector<mark> marks =
       make_marks(std::move(w.found), w.within, s.image, w.request->max_marks, &left_out);
+  // With since, the marks the model saw keep their numbers.
+  const std::optional<since_look>& since = w.request->since;
+  std::optional<marks_diff> diff;
+  if (since && same_space(*since->seen, s)) diff = carry_numbers(marks, since->seen->marks);
   draw_marks(w.rgb.data(), s.image, marks);
+  const size_t row_bytes = size_t(s.image.w) * 3;
+  auto image_row = [&](int y, uint8_t* row) {
+    std::copy_n(w.rgb.data() + size_t(y) * row_bytes, row_bytes, row);
+  };
+  // The crops of what changed, when since asked and most is as it was.
+  std::optional<std::vector<std::shared_ptr<const image_payload>>> crops;
+  std::string why_full;
+  if (w.plan) {
+    why_full = w.plan->full;
+    if (why_full.empty()) {
+      auto encoded = encode_crops(w.plan->crops, s.image, image_row);
+      if (!encoded) return tool_result::failure(encoded.err());
+      size_t bytes = 0;
+      for (const auto& c : *encoded) bytes += c->size;
+      // Base64 makes four bytes of three; the list is small beside it.
+      if (bytes / 3 * 4 > w.max_result_bytes) {
+        why_full = "its crops would pass CU_MAX_RESULT_BYTES";
+      } else {
+        crops = std::move(*encoded);
+      }
+    }
+  }
 
-  std::string list = str_cat("look ", std::to_string(w.request->look_id), ": ",
-                             std::to_string(marks.size()), marks.size() == 1 ? " mark" : " marks",
-                             "\n");
+  tool_result r;
+  const std::string id = std::to_string(w.request->look_id);
+  std::string list;
+  if (crops && crops->empty() && diff && diff->appeared.empty() && diff->moved.empty() &&
+      diff->gone.empty()) {
+    list = str_cat("look ", id, ": nothing changed since look ", std::to_string(since->id),
+                   " (", std::to_string(marks.size()), marks.size() == 1 ? " mark" : " marks",
+                   ", numbered as there)\n");
+  } else {
+    list = str_cat("look ", id, ": ", std::to_string(marks.size()),
+                   marks.size() == 1 ? " mark" : " marks");
+    if (diff) {
+      list += str_cat("; since look ", std::to_string(since->id), ": ",
+                      std::to_string(diff->appeared.size()), " appeared, ",
+                      std::to_string(diff->moved.size()), " moved, ",
+                      std::to_string(diff->gone.size()), " gone");
+    }
+    list += "\n";
+  }
+  if (crops) {
+    if (!crops->empty()) list += crops_text(w.plan->crops, since->id) + "\n";
+  } else if (since) {
+    list += "the whole image: " + why_full + "\n";
+  }
   std::string structured;
   json_writer j(structured);
   j.begin_object().key("look").number(int64_t(w.request->look_id)).key("image").begin_object().key("width").number(int64_t(s.image.w));
   j.key("height").number(int64_t(s.image.h)).end_object();
-  j.key("marks").begin_array();
   if (w.request->record) {
     look_record& seen = *w.request->record;
     seen.session = s;
@@ -101,15 +170,43 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     seen.damage_mark = w.damage_mark;
     seen.marks = marks;
   }
+  auto appeared = [&](const mark& m) {
+    return diff && std::find(diff->appeared.begin(), diff->appeared.end(), m.n) !=
+                       diff->appeared.end();
+  };
+  // With crops, only what changed is listed (the rest is as the model saw
+  // it); a whole image lists every mark.
+  auto listed = [&](const mark& m) {
+    if (!crops || !diff || appeared(m)) return true;
+    return std::any_of(diff->moved.begin(), diff->moved.end(),
+                       [&](const mark_move& mv) { return mv.n == m.n; });
+  };
+  if (diff && crops) {
+    if (!diff->appeared.empty()) list += "appeared:\n";
+    for (const mark& m : marks) {
+      if (appeared(m)) list += mark_line(m);
+    }
+  } else {
+    for (const mark& m : marks) list += mark_line(m);
+  }
+  if (diff) {
+    if (!diff->moved.empty()) list += "moved:\n";
+    for (const mark_move& mv : diff->moved) {
+      list += str_cat(std::to_string(mv.n), " ", box_text(mv.from), " -> ", box_text(mv.to), "\n");
+    }
+    if (!diff->gone.empty()) {
+      list += "gone:";
+      for (int n : diff->gone) list += str_cat(" ", std::to_string(n));
+      list += "\n";
+    }
+  }
+  j.key("marks").begin_array();
   for (const mark& m : marks) {
-    const rect& b = m.what.box;
-    list += str_cat(std::to_string(m.n), " ", m.what.role, " \"", m.what.name, "\" [",
-                    std::to_string(b.x), ",", std::to_string(b.y), ",", std::to_string(b.w), ",",
-                    std::to_string(b.h), "] ", mark_source_name(m.what.source), "\n");
+    if (!listed(m)) continue;
     j.begin_object().key("n").number(int64_t(m.n)).key("role").string(m.what.role);
-    j.key("name").string(m.what.name).key("box").begin_array();
-    for (int v : {b.x, b.y, b.w, b.h}) j.number(int64_t(v));
-    j.end_array().key("source").string(mark_source_name(m.what.source)).end_object();
+    j.key("name").string(m.what.name).key("box");
+    write_box(j, m.what.box);
+    j.key("source").string(mark_source_name(m.what.source)).end_object();
   }
   j.end_array();
   if (left_out > 0) {
@@ -127,19 +224,43 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     j.end_array();
   }
   if (w.window != 0) j.key("window").string(window_id_text(w.window));
+  if (since) {
+    j.key("since").number(int64_t(since->id)).key("full").boolean(!crops);
+    if (crops) write_changed(j, w.plan->crops);
+  }
+  if (diff) {
+    j.key("appeared").begin_array();
+    for (int n : diff->appeared) j.number(int64_t(n));
+    j.end_array().key("moved").begin_array();
+    for (const mark_move& mv : diff->moved) {
+      j.begin_object().key("n").number(int64_t(mv.n)).key("from");
+      write_box(j, mv.from);
+      j.key("box");
+      write_box(j, mv.to);
+      j.end_object();
+    }
+    j.end_array().key("gone").begin_array();
+    for (int n : diff->gone) j.number(int64_t(n));
+    j.end_array();
+  }
   j.end_object();
-  auto line_size = [&](const std::shared_ptr<const image_payload>& image) {
-    tool_result t;
-    t.add_image(image);
-    t.add_text(list);
-    t.structured = structured;
-    return tool_response_size(w.reply.id_json, t, w.reply.era);
-  };
-  auto image = encode_map(w, line_size);
-  if (!image) return tool_result::failure(image.err());
-  tool_result r;
-  r.add_image(std::move(*image));
-  r.add_text(std::move(list));
+  if (crops) {
+    // The list first: it says where each crop goes.
+    r.add_text(std::move(list));
+    for (const auto& c : *crops) r.add_image(c);
+  } else {
+    auto line_size = [&](const std::shared_ptr<const image_payload>& image) {
+      tool_result t;
+      t.add_image(image);
+      t.add_text(list);
+      t.structured = structured;
+      return tool_response_size(w.reply.id_json, t, w.reply.era);
+    };
+    auto image = encode_map(w, line_size);
+    if (!image) return tool_result::failure(image.err());
+    r.add_image(std::move(*image));
+    r.add_text(std::move(list));
+  }
   r.structured = std::move(structured);
   return r;
 }
@@ -169,6 +290,7 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->format = env.format;
   work->max_result_bytes = env.max_result_bytes;
   work->reply = job.reply;
+  if (req.since) work->plan = plan_since(env, *req.since->seen, req.since->id, s, damage_mark);
   work->within = rect{0, 0, s.image.w, s.image.h};
   rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
   if (req.region) {

@@ -63,6 +63,12 @@ struct look_record {
   std::vector<mark> marks;  // Boxes in the session's image pixels.
 };
 
+// A look's `since`: the look it names, and what that look saw.
+struct since_look {
+  uint64_t id = 0;
+  std::shared_ptr<const look_record> seen;
+};
+
 // screenshot_marks' request: what the sources found before the capture
 // (accessibility elements, title bars: boxes in root pixels), and what to
 // read and keep.
@@ -78,6 +84,8 @@ struct marks_request {
   // Filled on the capture side before the completion is posted: what the
   // map saw, for acting by mark and `since`.
   std::shared_ptr<look_record> record;
+  // With `since`: the look to answer only the changes from.
+  std::optional<since_look> since;
 };
 
 class text_recognizer;
@@ -103,6 +111,12 @@ struct capture_job : job_header {
   std::shared_ptr<const text_request> text;
   // kind::marks: the map's sources and bounds.
   std::shared_ptr<const marks_request> marks;
+  // kind::screenshot with the marks toolset on: the look it is (its id,
+  // and its record, filled before the completion is posted), and the look
+  // `since` names. Zero: not a look.
+  uint64_t look_id = 0;
+  std::shared_ptr<look_record> record;
+  std::optional<since_look> since;
 };
 
 struct capture_config {

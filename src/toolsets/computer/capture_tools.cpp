@@ -1,5 +1,6 @@
 #include "toolsets/args.h"
 #include "toolsets/computer/room.h"
+#include "toolsets/look_hook.h"
 #include "toolsets/tool_call.h"
 
 namespace cu {
@@ -17,6 +18,9 @@ void handle_screenshot(tool_call& call) {
   job.area = call.display_area();
   job.save_to_disk = *save;
   job.window = *window;
+  // With the marks toolset on, every screenshot is a look (and may answer
+  // only what changed since an earlier one).
+  if (!make_look(call, job)) return;
   call.capture(std::move(job));
 }
 

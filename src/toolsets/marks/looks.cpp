@@ -16,4 +16,10 @@ const look* looks::find(uint64_t id) const {
 
 const look* looks::latest() const { return kept_.empty() ? nullptr : &kept_.back(); }
 
+std::vector<uint64_t> looks::kept_ids() const {
+  std::vector<uint64_t> ids;
+  for (const look& l : kept_) ids.push_back(l.id);
+  return ids;
+}
+
 }  // namespace cu

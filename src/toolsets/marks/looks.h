@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "capture/pool.h"
 #include "toolsets/registry.h"
@@ -41,6 +42,9 @@ class looks final : public room_service {
 
   // The latest kept look, or null.
   const look* latest() const;
+
+  // The ids of the kept looks, oldest first (what a refused `since` lists).
+  std::vector<uint64_t> kept_ids() const;
 
   void cancel(uint64_t) override {}
   void stop() override {}

@@ -103,6 +103,11 @@ void handle_screenshot_marks(tool_call& call) {
   auto most = arg_integer(call.args, "max_marks", 1, 500, 150);
   if (!most) return call.fail(most.err().message);
   req->max_marks = size_t(*most);
+  if (auto* kept = static_cast<looks*>(call.service(toolset::marks))) {
+    auto since = read_since(call, *kept);
+    if (!since) return call.fail(since.err().message);
+    req->since = std::move(*since);
+  }
   req->ocr = from->ocr;
   const uint32_t win = *window;
   const std::optional<rect> area = call.display_area();
