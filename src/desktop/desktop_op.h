@@ -19,6 +19,7 @@
 #include "core/tool_result.h"
 #include "util/seconds_text.h"
 #include "x11/atoms.h"
+#include "x11/subwindows.h"
 
 namespace cu {
 
@@ -114,8 +115,14 @@ struct title_bar {
   rect box;
 };
 // The title bars of the shown client windows, written to *out (at most 64,
-// the topmost); the operation answers an empty success.
-std::unique_ptr<desktop_op> make_title_bars(std::shared_ptr<std::vector<title_bar>> out);
+// the topmost); the operation answers an empty success. With controls, the
+// control windows of the same windows as well (x11/subwindows.h: an X
+// program's buttons that are windows of their own), topmost window first,
+// at most 200, each in root pixels, those whose centre a window stacked
+// above covers left out.
+std::unique_ptr<desktop_op> make_title_bars(
+    std::shared_ptr<std::vector<title_bar>> out,
+    std::shared_ptr<std::vector<control_window>> controls = nullptr);
 // area: the display switch_display chose (none: the whole screen).
 std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area);
 

@@ -19,6 +19,7 @@
 #include "util/str_cat.h"
 #include "x11/connection.h"
 #include "x11/monitors.h"
+#include "x11/subwindows.h"
 #include "x11/window_control.h"
 #include "x11/windows.h"
 
@@ -656,7 +657,9 @@ class close_window final : public desktop_op {
 
 class title_bars final : public desktop_op {
  public:
-  explicit title_bars(std::shared_ptr<std::vector<title_bar>> out) : out_(std::move(out)) {}
+  title_bars(std::shared_ptr<std::vector<title_bar>> out,
+             std::shared_ptr<std::vector<control_window>> controls)
+      : out_(std::move(out)), controls_(std::move(controls)) {}
 
   std::optional<desktop_result> start(desktop_context& d) override {
     std::vector<window_info> all = list_client_windows(d.conn, *d.atoms, d.root);
@@ -683,6 +686,7 @@ class title_bars final : public desktop_op {
       const rect bar = uncovered_piece(rect{o.x, o.y, o.w, w.frame.top}, above);
       if (bar.w >= w.frame.top) out_->push_back(title_bar{w.info.id, w.info.title, bar});
     }
+    if (controls_) find_controls(d, shown, outer);
     return desktop_result{tool_result::json("{}"), std::nullopt};
   }
 
@@ -690,7 +694,43 @@ class title_bars final : public desktop_op {
 
  private:
   static constexpr size_t kMostWindows = 64;
+  // An X program's tree past a few thousand windows is a list or a grid
+  // whose cells no map shows all of; the first 2000 read bound the time.
+  static constexpr size_t kMostSubwindows = 2000;
+  static constexpr size_t kMostControls = 200;
+
+  // The shown windows' control windows, topmost window first, those whose
+  // centre a window stacked above covers left out: a click at the mark's
+  // middle would land on that window instead.
+  template <class Outer>
+  void find_controls(desktop_context& d, const std::vector<window_details>& shown,
+                     const Outer& outer) {
+    std::vector<control_top> tops;
+    std::vector<size_t> index;
+    for (size_t i = shown.size(); i-- > 0;) {
+      if (shown[i].state.minimized) continue;
+      tops.push_back(control_top{shown[i].info.id, shown[i].device});
+      index.push_back(i);
+    }
+    std::vector<control_window> found =
+        read_control_windows(d.conn, tops, kMostSubwindows, kMostControls);
+    for (control_window& w : found) {
+      size_t at = 0;
+      while (at < tops.size() && tops[at].id != w.top) ++at;
+      if (at == tops.size()) continue;
+      const point mid{w.box.x + w.box.w / 2, w.box.y + w.box.h / 2};
+      bool covered = false;
+      for (size_t k = index[at] + 1; k < shown.size() && !covered; ++k) {
+        if (shown[k].state.minimized) continue;
+        const rect o = outer(shown[k]);
+        covered = mid.x >= o.x && mid.x < o.x + o.w && mid.y >= o.y && mid.y < o.y + o.h;
+      }
+      if (!covered) controls_->push_back(std::move(w));
+    }
+  }
+
   std::shared_ptr<std::vector<title_bar>> out_;
+  std::shared_ptr<std::vector<control_window>> controls_;
 };
 
 class list_displays final : public desktop_op {
@@ -811,8 +851,9 @@ std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force) {
   return std::make_unique<close_window>(id, force);
 }
 
-std::unique_ptr<desktop_op> make_title_bars(std::shared_ptr<std::vector<title_bar>> out) {
-  return std::make_unique<title_bars>(std::move(out));
+std::unique_ptr<desktop_op> make_title_bars(std::shared_ptr<std::vector<title_bar>> out,
+                                            std::shared_ptr<std::vector<control_window>> controls) {
+  return std::make_unique<title_bars>(std::move(out), std::move(controls));
 }
 
 std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area) {

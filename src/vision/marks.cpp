@@ -299,6 +299,24 @@ std::vector<mark> make_marks(std::vector<mark_candidate> candidates, const rect&
   std::erase_if(candidates, [&](const mark_candidate& c) {
     return c.box.w < 2 || c.box.h < 2 || !holds(within, centre(c.box));
   });
+  // A control window's name is the text read inside it, in reading order
+  // (the OCR lines themselves are dropped below, as inside any element).
+  for (mark_candidate& c : candidates) {
+    if (!c.named_by_text) continue;
+    std::vector<const mark_candidate*> inside;
+    for (const mark_candidate& t : candidates) {
+      if (t.source == mark_source::ocr && holds(c.box, centre(t.box))) inside.push_back(&t);
+    }
+    if (inside.empty()) continue;
+    std::sort(inside.begin(), inside.end(), [](const mark_candidate* a, const mark_candidate* b) {
+      return std::make_tuple(a->box.y / 8, a->box.x) < std::make_tuple(b->box.y / 8, b->box.x);
+    });
+    c.name.clear();
+    for (const mark_candidate* t : inside) {
+      if (!c.name.empty()) c.name += ' ';
+      c.name += t->name;
+    }
+  }
   // By position: rows of 8 pixels (less than any control's height, so two
   // controls side by side share a row however their tops differ by a
   // pixel), then left to right; the rest of the key only orders what sits

@@ -27,6 +27,10 @@ struct mark_candidate {
   rect box;
   mark_source source = mark_source::a11y;
   float confidence = 1.0f;  // OCR's belief in the words (0 to 1); 1 for the other sources.
+  // Its name is the text OCR reads inside it, when it reads any: an X
+  // program's button that is a window of its own has its label drawn, not
+  // said, and the line read there names the mark instead of making one.
+  bool named_by_text = false;
 };
 
 // A mark as the map gives it: its number (from 1), where its label is
@@ -60,7 +64,9 @@ rect uncovered_piece(const rect& bar, const std::vector<rect>& above);
 
 // The map: candidates kept inside within (image pixels; its area must hold
 // the box's centre), de-duplicated (an OCR line whose centre an
-// accessibility element or a title bar covers is dropped; an element
+// accessibility element, a title bar or a control window covers is
+// dropped, and names a candidate named_by_text, the lines inside one
+// joined left to right by rows; an element
 // repeated by another of the same name over the same place is one), sorted
 // by position (rows of about a line's height top to bottom, then left to
 // right, then role and name, so that numbers do not depend on the order the

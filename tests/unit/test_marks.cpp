@@ -166,3 +166,44 @@ TEST_CASE("a title bar covered in its middle keeps its widest uncovered piece") 
   // Covered everywhere: nothing.
   CHECK(cu::uncovered_piece(bar, {rect{0, 0, 1000, 1000}}).w == 0);
 }
+
+TEST_CASE("an OCR line inside an X control window names its mark and makes none of its own") {
+  // Two of xcalc's Xaw buttons side by side: "sin" read inside the first,
+  // nothing inside the second; a line outside both stays a mark.
+  mark_candidate sin_button{"control", "", rect{350, 213, 40, 26}, mark_source::windows};
+  sin_button.named_by_text = true;
+  mark_candidate blank_button{"control", "WM name", rect{394, 213, 40, 26}, mark_source::windows};
+  blank_button.named_by_text = true;
+  size_t left_out = 0;
+  const auto marks = make_marks({sin_button, blank_button, word("sin", rect{360, 220, 18, 9}, 0.9f),
+                                 word("Result 42", rect{320, 150, 60, 10}, 0.9f)},
+                                rect{0, 0, 800, 600}, size2{800, 600}, 150, &left_out);
+  REQUIRE(marks.size() == 3);
+  CHECK(marks[0].what.name == "Result 42");
+  CHECK(marks[0].what.source == mark_source::ocr);
+  CHECK(marks[1].what.name == "sin");
+  CHECK(marks[1].what.source == mark_source::windows);
+  // No text inside: the window's own name stays.
+  CHECK(marks[2].what.name == "WM name");
+}
+
+TEST_CASE("several OCR lines inside one X control window are joined in reading order") {
+  mark_candidate button{"control", "", rect{100, 100, 80, 40}, mark_source::windows};
+  button.named_by_text = true;
+  size_t left_out = 0;
+  const auto marks = make_marks({word("down", rect{110, 122, 30, 9}, 0.9f), button,
+                                 word("page", rect{110, 104, 30, 9}, 0.9f)},
+                                rect{0, 0, 800, 600}, size2{800, 600}, 150, &left_out);
+  REQUIRE(marks.size() == 1);
+  CHECK(marks[0].what.name == "page down");
+}
+
+TEST_CASE("a title bar is not renamed by the text read on it") {
+  size_t left_out = 0;
+  const auto marks =
+      make_marks({mark_candidate{"title bar", "Calculator", rect{0, 0, 300, 20}, mark_source::windows},
+                  word("Calculatar", rect{120, 5, 60, 10}, 0.9f)},
+                 rect{0, 0, 800, 600}, size2{800, 600}, 150, &left_out);
+  REQUIRE(marks.size() == 1);
+  CHECK(marks[0].what.name == "Calculator");
+}

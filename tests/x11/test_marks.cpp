@@ -4,7 +4,8 @@
 // Every known control must get a mark whose box holds the control's centre,
 // and two maps of an unchanged screen must number alike. Openbox-framed
 // xterms give title bars, one partly under another window; a busy screen
-// checks the image's size bound.
+// checks the image's size bound. xcalc's Xaw buttons, X windows of their
+// own with labels too small for OCR, are marked from X's geometry.
 //
 // meson runs the cases tagged [a11y] under tools/lib/a11y-session.sh (as
 // x11-a11y: the GTK program and the server share a private accessibility
@@ -18,6 +19,7 @@
 #include <optional>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -135,6 +137,33 @@ const map_mark* title_bar_of(const std::vector<map_mark>& marks, const std::stri
     if (m.role == "title bar" && m.name == title) return &m;
   }
   return nullptr;
+}
+
+// The windows under w that xcalc's buttons are: viewable, childless,
+// button-sized (more than 20x15: the readout's indicators are smaller)
+// and not the readout (wider than half the window), each in root pixels.
+std::vector<area> button_windows(x_observer& obs, xcb_window_t w) {
+  xcb_connection_t* c = obs.connection();
+  const area whole = x_area(obs, w);
+  std::vector<area> out;
+  std::vector<xcb_window_t> level = {w};
+  for (int depth = 0; depth < 4 && !level.empty(); ++depth) {
+    std::vector<xcb_window_t> next;
+    for (xcb_window_t parent : level) {
+      auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, parent), nullptr);
+      if (t == nullptr) continue;
+      xcb_window_t* k = xcb_query_tree_children(t);
+      const std::vector<xcb_window_t> kids(k, k + xcb_query_tree_children_length(t));
+      free(t);
+      if (parent != w && kids.empty() && obs.viewable(parent)) {
+        const area a = x_area(obs, parent);
+        if (a.w > 20 && a.h > 15 && a.w * 2 < whole.w) out.push_back(a);
+      }
+      next.insert(next.end(), kids.begin(), kids.end());
+    }
+    level = std::move(next);
+  }
+  return out;
 }
 
 bool tesseract_installed() {
@@ -400,4 +429,56 @@ TEST_CASE("a map of one window marks only inside it, its own controls and no tit
     }
   }
   CHECK(apply_seen);
+}
+
+TEST_CASE("the windows source marks xcalc's Xaw buttons, each an X window of its own, and no "
+          "part of an xterm") {
+  if (access("/usr/bin/xcalc", X_OK) != 0) {
+    WARN("xcalc is not installed: X control windows are not checked");
+    return;
+  }
+  xvfb x(1280, 800);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  start_openbox(obs, wm, x.display());
+  background_program calc({"xcalc", "-geometry", "+300+100"}, x.display());
+  xterm_window term(x.display(), "cu-marks-term", 700, 100);
+  xcb_window_t calc_w = XCB_NONE;
+  std::vector<area> buttons;
+  // xcalc maps its buttons, and openbox frames it, in their own time.
+  wait_until(
+      [&] {
+        calc_w = client_window(obs, "Calculator");
+        if (calc_w == XCB_NONE || cardinals(obs, calc_w, "_NET_FRAME_EXTENTS").size() != 4) {
+          return false;
+        }
+        buttons = button_windows(obs, calc_w);
+        return buttons.size() >= 40;
+      },
+      "xcalc's buttons to be mapped and its window framed");
+  const xcb_window_t term_w = client_window(obs, "cu-marks-term");
+  REQUIRE(term_w != XCB_NONE);
+  const area term_inside = x_area(obs, term_w);
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks =
+      marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["ocr","windows"]})"));
+  INFO(map_text(marks));
+  // 1280x800 is sent as is: image pixels are root pixels.
+  size_t inside = 0;
+  for (const area& b : buttons) {
+    bool marked = false;
+    for (const map_mark& m : marks) marked = marked || holds(m, b.x + b.w / 2, b.y + b.h / 2);
+    if (marked) ++inside;
+  }
+  const double rate = double(inside) / double(buttons.size());
+  fprintf(stderr, "xcalc: %zu of %zu button windows have their centre in a mark (%.1f%%)\n",
+          inside, buttons.size(), 100.0 * rate);
+  CHECK(rate >= 0.8);
+  // The xterm's text window is most of the xterm: no control mark in it.
+  for (const map_mark& m : marks) {
+    if (m.source != "windows" || m.role == "title bar") continue;
+    INFO(m.n << " " << m.role << " " << m.x << "," << m.y);
+    CHECK_FALSE((m.x + m.w / 2 >= term_inside.x && m.x + m.w / 2 < term_inside.x + term_inside.w &&
+                 m.y + m.h / 2 >= term_inside.y && m.y + m.h / 2 < term_inside.y + term_inside.h));
+  }
 }

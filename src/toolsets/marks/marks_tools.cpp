@@ -1,15 +1,16 @@
 // screenshot_marks (the marks toolset): arguments checked here, then up to
 // three steps chained: the accessibility trees' actionable elements on the
 // a11y thread (a11y/text_search.h's actionable mode: one Collection call
-// per window, occlusion checked), the title bars on the desktop thread,
-// and the capture, OCR and drawing on a capture worker and the recognizer
-// (capture/marks_capture.h). Each step's findings are kept in root pixels
+// per window, occlusion checked), the title bars and X programs' control
+// windows on the desktop thread, and the capture, OCR and drawing on a
+// capture worker and the recognizer (capture/marks_capture.h). Each step's findings are kept in root pixels
 // until the capture makes the session they are drawn in.
 #include "build_config.h"
 #include "toolsets/args.h"
 #include "toolsets/marks/looks.h"
 #include "toolsets/marks/room.h"
 #include "toolsets/tool_call.h"
+#include "util/ascii.h"
 #include "util/str_cat.h"
 
 #if CU_HAVE_A11Y
@@ -71,20 +72,36 @@ void capture_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_t 
   call.capture(std::move(job));
 }
 
-// The title bars' step, then the capture.
+// An X program's control window's role: a button when its WM_CLASS says
+// so; Xt widgets set no properties, so most are just controls.
+std::string control_role(const control_window& w) {
+  for (const std::string* s : {&w.instance, &w.cls}) {
+    if (ascii_lower(*s).find("button") != std::string::npos) return "button";
+  }
+  return "control";
+}
+
+// The windows source's step (title bars, and the control windows of X
+// programs whose buttons are windows of their own), then the capture.
 void title_bar_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_t window,
                     std::optional<rect> area) {
   auto bars = std::make_shared<std::vector<title_bar>>();
-  call.then([req, window, area, bars](tool_call& next, tool_result r) {
+  auto controls = std::make_shared<std::vector<control_window>>();
+  call.then([req, window, area, bars, controls](tool_call& next, tool_result r) {
     if (r.is_error) {
       req->unavailable.push_back("windows: " + (r.content.empty() ? std::string("failed") : r.content[0].text));
     }
     for (const title_bar& b : *bars) {
       req->on_root.push_back(mark_candidate{"title bar", b.title, b.box, mark_source::windows});
     }
+    for (const control_window& w : *controls) {
+      mark_candidate c{control_role(w), w.name, w.box, mark_source::windows};
+      c.named_by_text = true;
+      req->on_root.push_back(std::move(c));
+    }
     capture_step(next, req, window, area);
   });
-  call.desktop(make_title_bars(bars));
+  call.desktop(make_title_bars(bars, controls));
 }
 
 }  // namespace
