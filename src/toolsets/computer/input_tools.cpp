@@ -1,14 +1,19 @@
 // The pointer and keyboard tools. Each handler validates its arguments and
 // maps coordinates on the loop thread (where the coordinate session lives),
 // then hands a gesture (input/gestures.h) to the input actor, which performs
-// it with XTest.
+// it with XTest. With the marks toolset on, the pointer tools take a mark of
+// the latest screenshot_marks map in place of a coordinate; the marks room
+// resolves it (toolsets/mark_resolver.h) before the gesture is handed on.
 #include <charconv>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "input/gestures.h"
 #include "input/keys.h"
 #include "toolsets/args.h"
 #include "toolsets/computer/room.h"
+#include "toolsets/mark_resolver.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"
@@ -89,17 +94,122 @@ result<std::optional<held_keys>> optional_modifiers(tool_call& call) {
   return std::optional<held_keys>(held_keys{std::move(*all), std::string(*text)});
 }
 
+// A point a pointer tool takes: a coordinate, or, with the marks toolset,
+// a mark of the latest map.
+struct point_arg {
+  std::string_view coordinate;
+  std::string_view mark;
+  bool required;
+};
+
+// A point as read: where, and how the answer names it when it was a mark.
+struct aimed_point {
+  std::optional<device_target> at;
+  std::string by_mark;  // "mark 12 (push button \"Apply\")"; empty for a coordinate.
+};
+
+using aimed_action = std::function<void(tool_call&, std::vector<aimed_point>)>;
+
+// How a target is named in an answer: the mark's name beside the place.
+std::string aimed_text(const aimed_point& a) {
+  return a.by_mark.empty() ? target_text(*a.at) : str_cat(a.by_mark, " at ", target_text(*a.at));
+}
+
+// The points as read, before the marks among them are resolved.
+struct read_points {
+  std::vector<aimed_point> points;
+  std::vector<mark_ref> refs;
+  std::vector<size_t> by_mark;  // Which points the refs fill.
+};
+
+// Reads the points: coordinates are mapped now, marks only checked to be
+// numbers (aim resolves them).
+result<read_points> read_pointer_args(tool_call& call, std::initializer_list<point_arg> wanted) {
+  const bool marks_on = has(call.toolsets(), toolset::marks);
+  read_points out;
+  for (const point_arg& w : wanted) {
+    const bool coordinate = arg_present(call.args, w.coordinate);
+    const bool mark = marks_on && arg_present(call.args, w.mark);
+    if (coordinate && mark) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"", w.mark, "\": give ", w.coordinate, " or ",
+                                w.mark, ", not both"));
+    }
+    if (mark) {
+      auto n = arg_integer(call.args, w.mark, 1, int64_t(1) << 30);
+      if (!n) return n.take_error();
+      out.by_mark.push_back(out.points.size());
+      out.refs.push_back(mark_ref{w.mark, *n});
+      out.points.push_back({});
+      continue;
+    }
+    if (!coordinate && w.required && marks_on) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"", w.coordinate, "\": give ", w.coordinate,
+                                " (an [x, y] pair) or ", w.mark,
+                                " (a number of the latest screenshot_marks map)"));
+    }
+    if (w.required) {
+      auto p = required_point(call, w.coordinate);
+      if (!p) return p.take_error();
+      out.points.push_back({*p, {}});
+    } else {
+      auto p = optional_point(call, w.coordinate);
+      if (!p) return p.take_error();
+      out.points.push_back({*p, {}});
+    }
+  }
+  return out;
+}
+
+// Calls act with the points, in order, on a call act must complete, once
+// the marks among them are resolved against the latest map by the marks
+// room; or fails the call, and nothing is pressed. The notes of marks found
+// elsewhere than their map drew them open the answer.
+void aim(tool_call& call, read_points read, aimed_action act) {
+  if (read.refs.empty()) return act(call, std::move(read.points));
+  auto* resolver = dynamic_cast<mark_resolver*>(call.service(toolset::marks));
+  if (resolver == nullptr) return call.fail("acting by mark needs the marks toolset");
+  resolver->resolve(
+      call, std::move(read.refs),
+      [points = std::move(read.points), by_mark = std::move(read.by_mark), act](
+          tool_call& next, std::vector<mark_aim> aims) mutable {
+        std::string notes;
+        for (size_t i = 0; i < aims.size(); ++i) {
+          points[by_mark[i]].at = aims[i].at;
+          points[by_mark[i]].by_mark = std::move(aims[i].text);
+          if (!aims[i].note.empty()) notes += aims[i].note + "\n";
+        }
+        // The input job is then checked against the X server the session
+        // was captured from, as a coordinate's is.
+        (void)next.session();
+        if (!notes.empty()) {
+          next.then([notes](tool_call& last, tool_result r) {
+            if (!r.content.empty() && r.content[0].type == content_block::kind::text) {
+              r.content[0].text = notes + r.content[0].text;
+            }
+            last.finish(std::move(r));
+          });
+        }
+        act(next, std::move(points));
+      });
+}
+
 void click(tool_call& call, uint8_t button, int count) {
-  auto p = required_point(call, "coordinate");
-  if (!p) return call.fail(p.err().message);
+  auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
+  if (!points) return call.fail(points.err().message);
   auto mods = optional_modifiers(call);
   if (!mods) return call.fail(mods.err().message);
-  std::string label = std::string(call.tool_name()) + " at " + target_text(*p);
-  if (*mods) label += " holding " + (*mods)->text;
-  call.input([p = *p, button, count, mods = std::move(*mods), label](input_context& ctx,
-                                                                     job_control&) {
-    return gesture::click(ctx, p, button, count, mods, label);
-  });
+  aim(call, std::move(*points),
+              [button, count, mods = std::move(*mods)](tool_call& c,
+                                                       std::vector<aimed_point> at) mutable {
+                std::string label = std::string(c.tool_name()) + " at " + aimed_text(at[0]);
+                if (mods) label += " holding " + mods->text;
+                c.input([p = *at[0].at, button, count, mods = std::move(mods), label](
+                            input_context& ctx, job_control&) {
+                  return gesture::click(ctx, p, button, count, mods, label);
+                });
+              });
 }
 
 }  // namespace
@@ -111,24 +221,28 @@ void handle_double_click(tool_call& call) { click(call, 1, 2); }
 void handle_triple_click(tool_call& call) { click(call, 1, 3); }
 
 void handle_mouse_move(tool_call& call) {
-  auto p = required_point(call, "coordinate");
-  if (!p) return call.fail(p.err().message);
-  call.input([p = *p](input_context& ctx, job_control&) { return gesture::move(ctx, p); });
-}
-
-void handle_left_click_drag(tool_call& call) {
-  auto to = required_point(call, "coordinate");
-  if (!to) return call.fail(to.err().message);
-  auto from = optional_point(call, "start_coordinate");
-  if (!from) return call.fail(from.err().message);
-  call.input([to = *to, from = *from](input_context& ctx, job_control&) {
-    return gesture::drag(ctx, from, to);
+  auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
+  if (!points) return call.fail(points.err().message);
+  aim(call, std::move(*points), [](tool_call& c, std::vector<aimed_point> at) {
+    c.input([p = *at[0].at](input_context& ctx, job_control&) { return gesture::move(ctx, p); });
   });
 }
 
+void handle_left_click_drag(tool_call& call) {
+  auto points =
+      read_pointer_args(call, {{"coordinate", "mark", true}, {"start_coordinate", "start_mark", false}});
+  if (!points) return call.fail(points.err().message);
+  aim(call, std::move(*points),
+              [](tool_call& c, std::vector<aimed_point> at) {
+                c.input([to = *at[0].at, from = at[1].at](input_context& ctx, job_control&) {
+                  return gesture::drag(ctx, from, to);
+                });
+              });
+}
+
 void handle_scroll(tool_call& call) {
-  auto p = required_point(call, "coordinate");
-  if (!p) return call.fail(p.err().message);
+  auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
+  if (!points) return call.fail(points.err().message);
   auto dir = arg_choice(call.args, "scroll_direction", {"up", "down", "left", "right"});
   if (!dir) return call.fail(dir.err().message);
   auto amount = arg_integer(call.args, "scroll_amount", 1, 1000);
@@ -137,13 +251,17 @@ void handle_scroll(tool_call& call) {
   if (!mods) return call.fail(mods.err().message);
   // X wheel buttons: 4 up, 5 down, 6 left, 7 right.
   uint8_t button = *dir == "up" ? 4 : *dir == "down" ? 5 : *dir == "left" ? 6 : 7;
-  std::string label = "scrolled " + std::string(*dir) + " " + std::to_string(*amount) + " at " +
-                      target_text(*p);
-  if (*mods) label += " holding " + (*mods)->text;
-  call.input([p = *p, button, n = int(*amount), mods = std::move(*mods), label](
-                 input_context& ctx, job_control&) {
-    return gesture::scroll(ctx, p, button, n, mods, label);
-  });
+  aim(call, std::move(*points),
+              [button, n = int(*amount), d = std::string(*dir), mods = std::move(*mods)](
+                  tool_call& c, std::vector<aimed_point> at) mutable {
+                std::string label =
+                    "scrolled " + d + " " + std::to_string(n) + " at " + aimed_text(at[0]);
+                if (mods) label += " holding " + mods->text;
+                c.input([p = *at[0].at, button, n, mods = std::move(mods), label](
+                            input_context& ctx, job_control&) {
+                  return gesture::scroll(ctx, p, button, n, mods, label);
+                });
+              });
 }
 
 void handle_left_mouse_down(tool_call& call) {

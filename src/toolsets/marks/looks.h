@@ -13,9 +13,12 @@
 #include <memory>
 
 #include "capture/pool.h"
+#include "toolsets/mark_resolver.h"
 #include "toolsets/registry.h"
 
 namespace cu {
+
+class completion_queue;
 
 // A look kept: its id and what it saw.
 struct look {
@@ -23,8 +26,12 @@ struct look {
   std::shared_ptr<const look_record> seen;
 };
 
-class looks final : public room_service {
+class looks final : public room_service, public mark_resolver {
  public:
+  // done: where a check of the damage record on the monitor's thread ends
+  // (acting by mark, mark_act.cpp); null: marks are checked without it.
+  explicit looks(completion_queue* done = nullptr) : done_(done) {}
+
   // How many looks are kept: a `since` or a mark older than that is
   // refused with the reason.
   static constexpr size_t kKept = 16;
@@ -42,10 +49,16 @@ class looks final : public room_service {
   // The latest kept look, or null.
   const look* latest() const;
 
+  // Acting by mark (mark_act.cpp): the pointer tools' `mark` against the
+  // latest look.
+  void resolve(tool_call& call, std::vector<mark_ref> marks,
+               std::function<void(tool_call&, std::vector<mark_aim>)> next) override;
+
   void cancel(uint64_t) override {}
   void stop() override {}
 
  private:
+  completion_queue* done_ = nullptr;
   uint64_t next_ = 1;
   std::deque<look> kept_;  // Oldest first.
 };
