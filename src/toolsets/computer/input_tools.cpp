@@ -145,9 +145,8 @@ result<read_points> read_pointer_args(tool_call& call, std::initializer_list<poi
     }
     if (!coordinate && w.required && marks_on) {
       return make_error(errc::invalid_argument,
-                        str_cat("Invalid argument \"", w.coordinate, "\": give ", w.coordinate,
-                                " (an [x, y] pair) or ", w.mark,
-                                " (a number of the latest screenshot_marks map)"));
+                        str_cat("Missing required argument \"", w.coordinate, "\" (or \"", w.mark,
+                                "\", a number of the latest screenshot_marks map)"));
     }
     if (w.required) {
       auto p = required_point(call, w.coordinate);
