@@ -2,10 +2,14 @@
 // maps coordinates on the loop thread (where the coordinate session lives),
 // then hands a gesture (input/gestures.h) to the input actor, which performs
 // it with XTest. With the marks toolset on, the pointer tools take a mark of
-// the latest screenshot_marks map in place of a coordinate; the marks room
-// resolves it (toolsets/mark_resolver.h) before the gesture is handed on.
+// the latest screenshot_marks map in place of a coordinate: the marks room
+// resolves it (toolsets/mark_resolver.h), and the gesture checks on the
+// actor, after its pacing and right before it presses, that nothing was
+// drawn in the mark's box since its map; when something was, it presses
+// nothing and the marks room finds the element again or refuses.
 #include <charconv>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,7 +112,27 @@ struct aimed_point {
   std::string by_mark;  // "mark 12 (push button \"Apply\")"; empty for a coordinate.
 };
 
-using aimed_action = std::function<void(tool_call&, std::vector<aimed_point>)>;
+// What a gesture checks on the input actor right before it presses:
+// whether a mark it aims at was drawn on since its map. Then it presses
+// nothing, and stale says which.
+struct press_check {
+  std::vector<std::function<bool()>> drawn_on;  // One per mark; null: none.
+  std::shared_ptr<std::vector<bool>> stale;
+
+  // Runs the checks: true when nothing was drawn where the marks are.
+  bool clear() const {
+    bool clear = true;
+    for (size_t i = 0; i < drawn_on.size(); ++i) {
+      if (drawn_on[i] && drawn_on[i]()) {
+        (*stale)[i] = true;
+        clear = false;
+      }
+    }
+    return clear;
+  }
+};
+
+using aimed_action = std::function<void(tool_call&, std::vector<aimed_point>, press_check)>;
 
 // How a target is named in an answer: the mark's name beside the place.
 std::string aimed_text(const aimed_point& a) {
@@ -161,37 +185,65 @@ result<read_points> read_pointer_args(tool_call& call, std::initializer_list<poi
   return out;
 }
 
-// Calls act with the points, in order, on a call act must complete, once
-// the marks among them are resolved against the latest map by the marks
-// room; or fails the call, and nothing is pressed. The notes of marks found
-// elsewhere than their map drew them open the answer.
+// Hands the gesture (act) its points with the marks' aims filled in, and
+// its check; a mark drawn on at the press is found again by the marks room
+// (once: drawn on again, it is refused) and the gesture handed on anew.
+// The notes of marks found elsewhere than their map drew them open the
+// answer.
+void press(tool_call& call, std::vector<aimed_point> points, std::vector<size_t> by_mark,
+           std::vector<mark_aim> aims, aimed_action act, bool found_again) {
+  std::string notes;
+  press_check check;
+  check.stale = std::make_shared<std::vector<bool>>(aims.size(), false);
+  for (size_t i = 0; i < aims.size(); ++i) {
+    points[by_mark[i]].at = aims[i].at;
+    points[by_mark[i]].by_mark = aims[i].text;
+    if (!aims[i].note.empty()) notes += aims[i].note + "\n";
+    check.drawn_on.push_back(aims[i].drawn_on);
+  }
+  // The input job is then checked against the X server the session was
+  // captured from, as a coordinate's is.
+  (void)call.session();
+  call.then([notes, stale = check.stale, points, by_mark, aims, act, found_again](
+                tool_call& after, tool_result r) mutable {
+    bool any = false;
+    for (size_t i = 0; i < aims.size(); ++i) {
+      if (!(*stale)[i]) continue;
+      any = true;
+      if (found_again) {
+        return after.fail(str_cat(aims[i].text, " is stale: the screen changed there again "
+                                  "while it was found; take a new screenshot_marks"));
+      }
+    }
+    if (!any) {
+      if (!notes.empty() && !r.content.empty() &&
+          r.content[0].type == content_block::kind::text) {
+        r.content[0].text = notes + r.content[0].text;
+      }
+      return after.finish(std::move(r));
+    }
+    auto* resolver = dynamic_cast<mark_resolver*>(after.service(toolset::marks));
+    if (resolver == nullptr) return after.fail("acting by mark needs the marks toolset");
+    resolver->again(after, aims, *stale,
+                    [points = std::move(points), by_mark = std::move(by_mark), act](
+                        tool_call& next, std::vector<mark_aim> found) mutable {
+                      press(next, std::move(points), std::move(by_mark), std::move(found), act,
+                            true);
+                    });
+  });
+  act(call, std::move(points), std::move(check));
+}
+
+// Calls act with the points, in order, and the check its gesture makes
+// before it presses; or fails the call, and nothing is pressed.
 void aim(tool_call& call, read_points read, aimed_action act) {
-  if (read.refs.empty()) return act(call, std::move(read.points));
+  if (read.refs.empty()) return act(call, std::move(read.points), press_check{});
   auto* resolver = dynamic_cast<mark_resolver*>(call.service(toolset::marks));
   if (resolver == nullptr) return call.fail("acting by mark needs the marks toolset");
-  resolver->resolve(
-      call, std::move(read.refs),
-      [points = std::move(read.points), by_mark = std::move(read.by_mark), act](
-          tool_call& next, std::vector<mark_aim> aims) mutable {
-        std::string notes;
-        for (size_t i = 0; i < aims.size(); ++i) {
-          points[by_mark[i]].at = aims[i].at;
-          points[by_mark[i]].by_mark = std::move(aims[i].text);
-          if (!aims[i].note.empty()) notes += aims[i].note + "\n";
-        }
-        // The input job is then checked against the X server the session
-        // was captured from, as a coordinate's is.
-        (void)next.session();
-        if (!notes.empty()) {
-          next.then([notes](tool_call& last, tool_result r) {
-            if (!r.content.empty() && r.content[0].type == content_block::kind::text) {
-              r.content[0].text = notes + r.content[0].text;
-            }
-            last.finish(std::move(r));
-          });
-        }
-        act(next, std::move(points));
-      });
+  auto aims = resolver->aim(call, read.refs);
+  if (!aims) return call.fail(aims.err().message);
+  press(call, std::move(read.points), std::move(read.by_mark), std::move(*aims), std::move(act),
+        false);
 }
 
 void click(tool_call& call, uint8_t button, int count) {
@@ -200,12 +252,13 @@ void click(tool_call& call, uint8_t button, int count) {
   auto mods = optional_modifiers(call);
   if (!mods) return call.fail(mods.err().message);
   aim(call, std::move(*points),
-              [button, count, mods = std::move(*mods)](tool_call& c,
-                                                       std::vector<aimed_point> at) mutable {
+              [button, count, mods = std::move(*mods)](
+                  tool_call& c, std::vector<aimed_point> at, press_check check) mutable {
                 std::string label = std::string(c.tool_name()) + " at " + aimed_text(at[0]);
                 if (mods) label += " holding " + mods->text;
-                c.input([p = *at[0].at, button, count, mods = std::move(mods), label](
+                c.input([p = *at[0].at, button, count, mods = std::move(mods), label, check](
                             input_context& ctx, job_control&) {
+                  if (!check.clear()) return tool_result::failure("stale");
                   return gesture::click(ctx, p, button, count, mods, label);
                 });
               });
@@ -222,8 +275,11 @@ void handle_triple_click(tool_call& call) { click(call, 1, 3); }
 void handle_mouse_move(tool_call& call) {
   auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
   if (!points) return call.fail(points.err().message);
-  aim(call, std::move(*points), [](tool_call& c, std::vector<aimed_point> at) {
-    c.input([p = *at[0].at](input_context& ctx, job_control&) { return gesture::move(ctx, p); });
+  aim(call, std::move(*points), [](tool_call& c, std::vector<aimed_point> at, press_check check) {
+    c.input([p = *at[0].at, check](input_context& ctx, job_control&) {
+      if (!check.clear()) return tool_result::failure("stale");
+      return gesture::move(ctx, p);
+    });
   });
 }
 
@@ -232,8 +288,10 @@ void handle_left_click_drag(tool_call& call) {
       read_pointer_args(call, {{"coordinate", "mark", true}, {"start_coordinate", "start_mark", false}});
   if (!points) return call.fail(points.err().message);
   aim(call, std::move(*points),
-              [](tool_call& c, std::vector<aimed_point> at) {
-                c.input([to = *at[0].at, from = at[1].at](input_context& ctx, job_control&) {
+              [](tool_call& c, std::vector<aimed_point> at, press_check check) {
+                c.input([to = *at[0].at, from = at[1].at, check](input_context& ctx,
+                                                                 job_control&) {
+                  if (!check.clear()) return tool_result::failure("stale");
                   return gesture::drag(ctx, from, to);
                 });
               });
@@ -252,12 +310,13 @@ void handle_scroll(tool_call& call) {
   uint8_t button = *dir == "up" ? 4 : *dir == "down" ? 5 : *dir == "left" ? 6 : 7;
   aim(call, std::move(*points),
               [button, n = int(*amount), d = std::string(*dir), mods = std::move(*mods)](
-                  tool_call& c, std::vector<aimed_point> at) mutable {
+                  tool_call& c, std::vector<aimed_point> at, press_check check) mutable {
                 std::string label =
                     "scrolled " + d + " " + std::to_string(n) + " at " + aimed_text(at[0]);
                 if (mods) label += " holding " + mods->text;
-                c.input([p = *at[0].at, button, n, mods = std::move(mods), label](
+                c.input([p = *at[0].at, button, n, mods = std::move(mods), label, check](
                             input_context& ctx, job_control&) {
+                  if (!check.clear()) return tool_result::failure("stale");
                   return gesture::scroll(ctx, p, button, n, mods, label);
                 });
               });

@@ -18,8 +18,6 @@
 
 namespace cu {
 
-class completion_queue;
-
 // A look kept: its id and what it saw.
 struct look {
   uint64_t id = 0;
@@ -28,10 +26,6 @@ struct look {
 
 class looks final : public room_service, public mark_resolver {
  public:
-  // done: where a check of the damage record on the monitor's thread ends
-  // (acting by mark, mark_act.cpp); null: marks are checked without it.
-  explicit looks(completion_queue* done = nullptr) : done_(done) {}
-
   // How many looks are kept: a `since` or a mark older than that is
   // refused with the reason.
   static constexpr size_t kKept = 16;
@@ -51,14 +45,14 @@ class looks final : public room_service, public mark_resolver {
 
   // Acting by mark (mark_act.cpp): the pointer tools' `mark` against the
   // latest look.
-  void resolve(tool_call& call, std::vector<mark_ref> marks,
-               std::function<void(tool_call&, std::vector<mark_aim>)> next) override;
+  result<std::vector<mark_aim>> aim(tool_call& call, const std::vector<mark_ref>& marks) override;
+  void again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool> stale,
+             std::function<void(tool_call&, std::vector<mark_aim>)> next) override;
 
   void cancel(uint64_t) override {}
   void stop() override {}
 
  private:
-  completion_queue* done_ = nullptr;
   uint64_t next_ = 1;
   std::deque<look> kept_;  // Oldest first.
 };

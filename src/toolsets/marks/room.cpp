@@ -12,11 +12,8 @@ constexpr tool_binding kBindings[] = {
     {"screenshot_marks", executor::capture, handle_screenshot_marks},
 };
 
-// The room's service is its record of looks: no thread of its own. Its
-// check of a mark's place ends through the server's completion queue.
-std::unique_ptr<room_service> start(room_start& with) {
-  return std::make_unique<looks>(&with.done);
-}
+// The room's service is its record of looks: no thread of its own.
+std::unique_ptr<room_service> start(room_start&) { return std::make_unique<looks>(); }
 
 }  // namespace
 
