@@ -102,8 +102,9 @@ class tool_call {
   virtual std::optional<coord_session> session() const = 0;
 
   // The record of what X DAMAGE saw drawn (the capture pool's monitor):
-  // whether a place changed since a look. Its touched() takes no round
-  // trip; request_sync() brings it up to date on the monitor's thread.
+  // whether a place changed since a look (acting by mark). Its touched()
+  // takes no round trip; sync_mark() takes one, so it is called from
+  // another thread (the input actor), never the loop.
   virtual damage_monitor* damage() = 0;
 
   // The area screenshots show (switch_display); nothing: the whole screen.
