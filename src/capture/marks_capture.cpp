@@ -169,6 +169,7 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     seen.origin = w.origin;
     seen.damage_mark = w.damage_mark;
     seen.marks = marks;
+    seen.is_map = true;
   }
   auto appeared = [&](const mark& m) {
     return diff && std::find(diff->appeared.begin(), diff->appeared.end(), m.n) !=

@@ -61,6 +61,8 @@ struct look_record {
   // may be missing from the look. Nothing: changes were not recorded.
   std::optional<uint64_t> damage_mark;
   std::vector<mark> marks;  // Boxes in the session's image pixels.
+  // A map (screenshot_marks), not a screenshot: marks refer to the latest.
+  bool is_map = false;
 };
 
 // A look's `since`: the look it names, and what that look saw.

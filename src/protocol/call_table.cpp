@@ -146,6 +146,7 @@ class table_tool_call final : public tool_call {
     session_read_ = true;
     return t_.ctx_.coords.live();
   }
+  damage_monitor* damage() override { return &t_.ctx_.pool.damage(); }
   std::optional<rect> display_area() const override { return t_.ctx_.coords.area(); }
   const std::string& x_display() const override { return t_.ctx_.cfg.display; }
   session_grants& grants() override { return t_.ctx_.grants; }

@@ -143,7 +143,9 @@ std::string schema_doc() {
     for (const toolset_extension& x : extensions_of(set.id)) {
       if (!x.doc.empty()) {
         std::string names;
-        for (std::string_view t : x.tools) names += str_cat(names.empty() ? "" : " and ", t);
+        for (size_t i = 0; i < x.tools.size(); ++i) {
+          names += str_cat(i == 0 ? "" : i + 1 == x.tools.size() ? " and " : ", ", x.tools[i]);
+        }
         out += "\n## " + names + " with `" + std::string(set.name) + "`\n\n" + std::string(x.doc) + "\n";
       }
       const std::string at = x.where.empty() ? "" : " at `" + x.where + "`";

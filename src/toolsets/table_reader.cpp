@@ -30,6 +30,10 @@ struct extension_source {
   element properties;  // An object.
   element required;    // An array, when has_required.
   bool has_required = false;
+  // Names the object's own "required" loses: a property the toolset makes
+  // optional because it adds another way to say the same (the marks
+  // toolset's `mark` in place of `coordinate`).
+  std::vector<std::string_view> unrequire;
   bool first = false;  // Its properties go before the object's own.
 };
 
@@ -119,6 +123,9 @@ class schema_writer {
   }
 
   void member(std::string_view key, element v) {
+    // A "required" every name of which an extension made optional is left
+    // out: an empty list says nothing, and older validators refuse it.
+    if (key == "required" && all_unrequired(v)) return;
     w_.key(key);
     path_.push_back(key);
     if (key == "properties" || key == "required") {
@@ -139,7 +146,11 @@ class schema_writer {
       for (auto field : fields) member(field.key, field.value);
     } else {
       array items = v.get_array().value();
-      for (element item : items) value(item);
+      for (element item : items) {
+        std::string_view name;
+        if (item.get(name) == simdjson::SUCCESS && unrequired(name)) continue;
+        value(item);
+      }
     }
     if (props) {
       added(false);
@@ -160,6 +171,36 @@ class schema_writer {
       object fields = x.properties.get_object().value();
       for (auto field : fields) member(field.key, field.value);
     }
+  }
+
+  // Whether the object's own required names are all made optional here,
+  // and no extension adds one.
+  bool all_unrequired(element v) {
+    path_.push_back("required");
+    bool all = true;
+    for (const extension_source& x : r_.extensions) {
+      if (applies(x) && x.has_required) all = false;
+    }
+    array items;
+    if (all && v.get(items) == simdjson::SUCCESS) {
+      for (element item : items) {
+        std::string_view name;
+        if (item.get(name) != simdjson::SUCCESS || !unrequired(name)) all = false;
+      }
+    }
+    path_.pop_back();
+    return all;
+  }
+
+  // Whether an extension that applies here makes name optional.
+  bool unrequired(std::string_view name) const {
+    for (const extension_source& x : r_.extensions) {
+      if (!applies(x)) continue;
+      for (std::string_view n : x.unrequire) {
+        if (n == name) return true;
+      }
+    }
+    return false;
   }
 
   // Whether x extends the object whose member is being written.
@@ -242,6 +283,10 @@ void read_extensions(registry_data& r, toolset by, object table) {
       bad_table("an extension without properties");
     }
     x.has_required = o["required"].get(x.required) == simdjson::SUCCESS;
+    array unrequire;
+    if (o["unrequire"].get(unrequire) == simdjson::SUCCESS) {
+      for (element n : unrequire) x.unrequire.push_back(n.get_string().value());
+    }
     bool first = false;
     x.first = o["first"].get(first) == simdjson::SUCCESS && first;
     r.extensions.push_back(std::move(x));
@@ -355,6 +400,11 @@ std::vector<toolset_extension> toolset_tables::extensions_of(toolset by) const {
     if (x.has_required) {
       w.key("required");
       schema_writer(r, w, mask_of(by), "", x.output).value(x.required);
+    }
+    if (!x.unrequire.empty()) {
+      w.key("unrequire").begin_array();
+      for (std::string_view n : x.unrequire) w.string(n);
+      w.end_array();
     }
     w.end_object();
     toolset_extension e{x.doc, x.tools, {}, {}, {}};

@@ -23,6 +23,7 @@
 
 namespace cu {
 class a11y_op;
+class damage_monitor;
 }
 
 namespace cu {
@@ -99,6 +100,12 @@ class tool_call {
 
   // The coordinate session of the last screenshot, if any.
   virtual std::optional<coord_session> session() const = 0;
+
+  // The record of what X DAMAGE saw drawn (the capture pool's monitor):
+  // whether a place changed since a look (acting by mark). Its touched()
+  // takes no round trip; sync_mark() takes one, so it is called from
+  // another thread (the input actor), never the loop.
+  virtual damage_monitor* damage() = 0;
 
   // The area screenshots show (switch_display); nothing: the whole screen.
   virtual std::optional<rect> display_area() const = 0;

@@ -274,6 +274,15 @@ TEST_CASE("a toolset's tools are listed and found only while it is on, after the
   }
 }
 
+// The pointer tools the marks toolset gives `mark`.
+bool pointer_tool(std::string_view name) {
+  for (std::string_view p : {"left_click", "right_click", "middle_click", "double_click",
+                             "triple_click", "mouse_move", "scroll", "left_click_drag"}) {
+    if (p == name) return true;
+  }
+  return false;
+}
+
 TEST_CASE("with the windows toolset on, a batch's steps may name its tools, screenshot and zoom "
           "take a window; the rest of the 24 stay as they are") {
   const cu::toolset_mask on = cu::every_toolset();
@@ -306,6 +315,22 @@ TEST_CASE("with the windows toolset on, a batch's steps may name its tools, scre
       CHECK(o["properties"]["window"]["type"].get_string().value() == "string");
       CHECK(o["properties"]["source"]["enum"].get_array().value().size() == 2);
       CHECK(o["properties"]["image"].is_object());
+    } else if (pointer_tool(t.name)) {
+      // The marks toolset adds `mark` (and the drag's `start_mark`) and
+      // makes coordinate optional; the rest stays as it is.
+      const std::string in_text = cu::input_schema_of(t, on);
+      simdjson::dom::parser in_parser;
+      simdjson::dom::element in = in_parser.parse(in_text).value();
+      CHECK(in["properties"]["mark"]["minimum"].get_int64().value() == 1);
+      CHECK(in["properties"]["start_mark"].error() ==
+            (t.name == "left_click_drag" ? simdjson::SUCCESS : simdjson::NO_SUCH_FIELD));
+      CHECK(in["properties"]["coordinate"].is_object());
+      simdjson::dom::array required;
+      if (in["required"].get(required) == simdjson::SUCCESS) {
+        for (simdjson::dom::element n : required) CHECK(n.get_string().value() != "coordinate");
+      }
+      CHECK(cu::input_schema_of(t, on & ~cu::mask_of(cu::toolset::marks)) == t.input_schema);
+      CHECK(cu::output_schema_of(t, on) == t.output_schema);
     } else if (t.name != "computer_batch") {
       CHECK(cu::input_schema_of(t, on) == t.input_schema);
       CHECK(cu::output_schema_of(t, on) == t.output_schema);

@@ -1,14 +1,23 @@
 // The pointer and keyboard tools. Each handler validates its arguments and
 // maps coordinates on the loop thread (where the coordinate session lives),
 // then hands a gesture (input/gestures.h) to the input actor, which performs
-// it with XTest.
+// it with XTest. With the marks toolset on, the pointer tools take a mark of
+// the latest screenshot_marks map in place of a coordinate: the marks room
+// resolves it (toolsets/mark_resolver.h), and the gesture checks on the
+// actor, after its pacing and right before it presses, that nothing was
+// drawn in the mark's box since its map; when something was, it presses
+// nothing and the marks room finds the element again or refuses.
 #include <charconv>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "input/gestures.h"
 #include "input/keys.h"
 #include "toolsets/args.h"
 #include "toolsets/computer/room.h"
+#include "toolsets/mark_resolver.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"
@@ -89,17 +98,170 @@ result<std::optional<held_keys>> optional_modifiers(tool_call& call) {
   return std::optional<held_keys>(held_keys{std::move(*all), std::string(*text)});
 }
 
+// A point a pointer tool takes: a coordinate, or, with the marks toolset,
+// a mark of the latest map.
+struct point_arg {
+  std::string_view coordinate;
+  std::string_view mark;
+  bool required;
+};
+
+// A point as read: where, and how the answer names it when it was a mark.
+struct aimed_point {
+  std::optional<device_target> at;
+  std::string by_mark;  // "mark 12 (push button \"Apply\")"; empty for a coordinate.
+};
+
+// What a gesture checks on the input actor right before it presses:
+// whether a mark it aims at was drawn on since its map. Then it presses
+// nothing, and stale says which.
+struct press_check {
+  std::vector<std::function<bool()>> drawn_on;  // One per mark; null: none.
+  std::shared_ptr<std::vector<bool>> stale;
+
+  // Runs the checks: true when nothing was drawn where the marks are.
+  bool clear() const {
+    bool clear = true;
+    for (size_t i = 0; i < drawn_on.size(); ++i) {
+      if (drawn_on[i] && drawn_on[i]()) {
+        (*stale)[i] = true;
+        clear = false;
+      }
+    }
+    return clear;
+  }
+};
+
+using aimed_action = std::function<void(tool_call&, std::vector<aimed_point>, press_check)>;
+
+// How a target is named in an answer: the mark's name beside the place.
+std::string aimed_text(const aimed_point& a) {
+  return a.by_mark.empty() ? target_text(*a.at) : str_cat(a.by_mark, " at ", target_text(*a.at));
+}
+
+// The points as read, before the marks among them are resolved.
+struct read_points {
+  std::vector<aimed_point> points;
+  std::vector<mark_ref> refs;
+  std::vector<size_t> by_mark;  // Which points the refs fill.
+};
+
+// Reads the points: coordinates are mapped now, marks only checked to be
+// numbers (aim resolves them).
+result<read_points> read_pointer_args(tool_call& call, std::initializer_list<point_arg> wanted) {
+  const bool marks_on = has(call.toolsets(), toolset::marks);
+  read_points out;
+  for (const point_arg& w : wanted) {
+    const bool coordinate = arg_present(call.args, w.coordinate);
+    const bool mark = marks_on && arg_present(call.args, w.mark);
+    if (coordinate && mark) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"", w.mark, "\": give ", w.coordinate, " or ",
+                                w.mark, ", not both"));
+    }
+    if (mark) {
+      auto n = arg_integer(call.args, w.mark, 1, int64_t(1) << 30);
+      if (!n) return n.take_error();
+      out.by_mark.push_back(out.points.size());
+      out.refs.push_back(mark_ref{w.mark, *n});
+      out.points.push_back({});
+      continue;
+    }
+    if (!coordinate && w.required && marks_on) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Missing required argument \"", w.coordinate, "\" (or \"", w.mark,
+                                "\", a number of the latest screenshot_marks map)"));
+    }
+    if (w.required) {
+      auto p = required_point(call, w.coordinate);
+      if (!p) return p.take_error();
+      out.points.push_back({*p, {}});
+    } else {
+      auto p = optional_point(call, w.coordinate);
+      if (!p) return p.take_error();
+      out.points.push_back({*p, {}});
+    }
+  }
+  return out;
+}
+
+// Hands the gesture (act) its points with the marks' aims filled in, and
+// its check; a mark drawn on at the press is found again by the marks room
+// (once: drawn on again, it is refused) and the gesture handed on anew.
+// The notes of marks found elsewhere than their map drew them open the
+// answer.
+void press(tool_call& call, std::vector<aimed_point> points, std::vector<size_t> by_mark,
+           std::vector<mark_aim> aims, aimed_action act, bool found_again) {
+  std::string notes;
+  press_check check;
+  check.stale = std::make_shared<std::vector<bool>>(aims.size(), false);
+  for (size_t i = 0; i < aims.size(); ++i) {
+    points[by_mark[i]].at = aims[i].at;
+    points[by_mark[i]].by_mark = aims[i].text;
+    if (!aims[i].note.empty()) notes += aims[i].note + "\n";
+    check.drawn_on.push_back(aims[i].drawn_on);
+  }
+  // The input job is then checked against the X server the session was
+  // captured from, as a coordinate's is.
+  (void)call.session();
+  call.then([notes, stale = check.stale, points, by_mark, aims, act, found_again](
+                tool_call& after, tool_result r) mutable {
+    bool any = false;
+    for (size_t i = 0; i < aims.size(); ++i) {
+      if (!(*stale)[i]) continue;
+      any = true;
+      if (found_again) {
+        return after.fail(str_cat(aims[i].text, " is stale: the screen changed there again "
+                                  "while it was found; take a new screenshot_marks"));
+      }
+    }
+    if (!any) {
+      if (!notes.empty() && !r.content.empty() &&
+          r.content[0].type == content_block::kind::text) {
+        r.content[0].text = notes + r.content[0].text;
+      }
+      return after.finish(std::move(r));
+    }
+    auto* resolver = dynamic_cast<mark_resolver*>(after.service(toolset::marks));
+    if (resolver == nullptr) return after.fail("acting by mark needs the marks toolset");
+    resolver->again(after, aims, *stale,
+                    [points = std::move(points), by_mark = std::move(by_mark), act](
+                        tool_call& next, std::vector<mark_aim> found) mutable {
+                      press(next, std::move(points), std::move(by_mark), std::move(found), act,
+                            true);
+                    });
+  });
+  act(call, std::move(points), std::move(check));
+}
+
+// Calls act with the points, in order, and the check its gesture makes
+// before it presses; or fails the call, and nothing is pressed.
+void aim(tool_call& call, read_points read, aimed_action act) {
+  if (read.refs.empty()) return act(call, std::move(read.points), press_check{});
+  auto* resolver = dynamic_cast<mark_resolver*>(call.service(toolset::marks));
+  if (resolver == nullptr) return call.fail("acting by mark needs the marks toolset");
+  auto aims = resolver->aim(call, read.refs);
+  if (!aims) return call.fail(aims.err().message);
+  press(call, std::move(read.points), std::move(read.by_mark), std::move(*aims), std::move(act),
+        false);
+}
+
 void click(tool_call& call, uint8_t button, int count) {
-  auto p = required_point(call, "coordinate");
-  if (!p) return call.fail(p.err().message);
+  auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
+  if (!points) return call.fail(points.err().message);
   auto mods = optional_modifiers(call);
   if (!mods) return call.fail(mods.err().message);
-  std::string label = std::string(call.tool_name()) + " at " + target_text(*p);
-  if (*mods) label += " holding " + (*mods)->text;
-  call.input([p = *p, button, count, mods = std::move(*mods), label](input_context& ctx,
-                                                                     job_control&) {
-    return gesture::click(ctx, p, button, count, mods, label);
-  });
+  aim(call, std::move(*points),
+              [button, count, mods = std::move(*mods)](
+                  tool_call& c, std::vector<aimed_point> at, press_check check) mutable {
+                std::string label = std::string(c.tool_name()) + " at " + aimed_text(at[0]);
+                if (mods) label += " holding " + mods->text;
+                c.input([p = *at[0].at, button, count, mods = std::move(mods), label, check](
+                            input_context& ctx, job_control&) {
+                  if (!check.clear()) return tool_result::failure("stale");
+                  return gesture::click(ctx, p, button, count, mods, label);
+                });
+              });
 }
 
 }  // namespace
@@ -111,24 +273,33 @@ void handle_double_click(tool_call& call) { click(call, 1, 2); }
 void handle_triple_click(tool_call& call) { click(call, 1, 3); }
 
 void handle_mouse_move(tool_call& call) {
-  auto p = required_point(call, "coordinate");
-  if (!p) return call.fail(p.err().message);
-  call.input([p = *p](input_context& ctx, job_control&) { return gesture::move(ctx, p); });
-}
-
-void handle_left_click_drag(tool_call& call) {
-  auto to = required_point(call, "coordinate");
-  if (!to) return call.fail(to.err().message);
-  auto from = optional_point(call, "start_coordinate");
-  if (!from) return call.fail(from.err().message);
-  call.input([to = *to, from = *from](input_context& ctx, job_control&) {
-    return gesture::drag(ctx, from, to);
+  auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
+  if (!points) return call.fail(points.err().message);
+  aim(call, std::move(*points), [](tool_call& c, std::vector<aimed_point> at, press_check check) {
+    c.input([p = *at[0].at, check](input_context& ctx, job_control&) {
+      if (!check.clear()) return tool_result::failure("stale");
+      return gesture::move(ctx, p);
+    });
   });
 }
 
+void handle_left_click_drag(tool_call& call) {
+  auto points =
+      read_pointer_args(call, {{"coordinate", "mark", true}, {"start_coordinate", "start_mark", false}});
+  if (!points) return call.fail(points.err().message);
+  aim(call, std::move(*points),
+              [](tool_call& c, std::vector<aimed_point> at, press_check check) {
+                c.input([to = *at[0].at, from = at[1].at, check](input_context& ctx,
+                                                                 job_control&) {
+                  if (!check.clear()) return tool_result::failure("stale");
+                  return gesture::drag(ctx, from, to);
+                });
+              });
+}
+
 void handle_scroll(tool_call& call) {
-  auto p = required_point(call, "coordinate");
-  if (!p) return call.fail(p.err().message);
+  auto points = read_pointer_args(call, {{"coordinate", "mark", true}});
+  if (!points) return call.fail(points.err().message);
   auto dir = arg_choice(call.args, "scroll_direction", {"up", "down", "left", "right"});
   if (!dir) return call.fail(dir.err().message);
   auto amount = arg_integer(call.args, "scroll_amount", 1, 1000);
@@ -137,13 +308,18 @@ void handle_scroll(tool_call& call) {
   if (!mods) return call.fail(mods.err().message);
   // X wheel buttons: 4 up, 5 down, 6 left, 7 right.
   uint8_t button = *dir == "up" ? 4 : *dir == "down" ? 5 : *dir == "left" ? 6 : 7;
-  std::string label = "scrolled " + std::string(*dir) + " " + std::to_string(*amount) + " at " +
-                      target_text(*p);
-  if (*mods) label += " holding " + (*mods)->text;
-  call.input([p = *p, button, n = int(*amount), mods = std::move(*mods), label](
-                 input_context& ctx, job_control&) {
-    return gesture::scroll(ctx, p, button, n, mods, label);
-  });
+  aim(call, std::move(*points),
+              [button, n = int(*amount), d = std::string(*dir), mods = std::move(*mods)](
+                  tool_call& c, std::vector<aimed_point> at, press_check check) mutable {
+                std::string label =
+                    "scrolled " + d + " " + std::to_string(n) + " at " + aimed_text(at[0]);
+                if (mods) label += " holding " + mods->text;
+                c.input([p = *at[0].at, button, n, mods = std::move(mods), label, check](
+                            input_context& ctx, job_control&) {
+                  if (!check.clear()) return tool_result::failure("stale");
+                  return gesture::scroll(ctx, p, button, n, mods, label);
+                });
+              });
 }
 
 void handle_left_mouse_down(tool_call& call) {

@@ -11,9 +11,11 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "capture/pool.h"
+#include "toolsets/mark_resolver.h"
 #include "toolsets/registry.h"
 
 namespace cu {
@@ -24,7 +26,7 @@ struct look {
   std::shared_ptr<const look_record> seen;
 };
 
-class looks final : public room_service {
+class looks final : public room_service, public mark_resolver {
  public:
   // How many looks are kept: a `since` or a mark older than that is
   // refused with the reason.
@@ -43,8 +45,18 @@ class looks final : public room_service {
   // The latest kept look, or null.
   const look* latest() const;
 
+  // The latest map kept (screenshots in between do not push it out), or
+  // null: what a mark number refers to.
+  const look* latest_map() const { return latest_map_ ? &*latest_map_ : nullptr; }
+
   // The ids of the kept looks, oldest first (what a refused `since` lists).
   std::vector<uint64_t> kept_ids() const;
+
+  // Acting by mark (mark_act.cpp): the pointer tools' `mark` against the
+  // latest look.
+  result<std::vector<mark_aim>> aim(tool_call& call, const std::vector<mark_ref>& marks) override;
+  void again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool> stale,
+             std::function<void(tool_call&, std::vector<mark_aim>)> next) override;
 
   void cancel(uint64_t) override {}
   void stop() override {}
@@ -52,6 +64,7 @@ class looks final : public room_service {
  private:
   uint64_t next_ = 1;
   std::deque<look> kept_;  // Oldest first.
+  std::optional<look> latest_map_;
 };
 
 }  // namespace cu

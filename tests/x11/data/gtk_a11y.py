@@ -44,6 +44,9 @@ event is one line on stdout, flushed:
                              and after each line "geometry" read on stdin
   geom-end                   after the last geom line
 
+A line "move X Y" on stdin moves the window to X,Y (x11-marks_act's stale
+marks) and prints nothing; a "geometry" after it says where it went.
+
 A geom line is the widget's allocation in root (screen) coordinates as X
 says it: the origin of the toplevel's GdkWindow from a TranslateCoordinates
 round trip (Gdk.Window.get_origin), plus the widget's offset in the
@@ -55,6 +58,7 @@ before the geom lines come (what the tests' "nothing happened" checks rely
 on).
 Closing stdin ends the program.
 """
+import os
 import sys
 
 import gi
@@ -131,6 +135,7 @@ class App:
         box.pack_start(self.scale, False, False, 0)
 
         self.extra = None
+        self.pending = b""
         self.window.show_all()
         self.window.connect("map-event", self.on_mapped)
         GLib.io_add_watch(sys.stdin, GLib.IO_IN | GLib.IO_HUP, self.on_stdin)
@@ -164,16 +169,30 @@ class App:
         return False
 
     def on_stdin(self, source, condition):
-        line = source.readline()
-        if line == "":
+        # The descriptor is read directly: a buffered readline would take two
+        # lines sent together and leave the second in Python's buffer, where
+        # no further wake-up of the watch would ever find it.
+        data = os.read(sys.stdin.fileno(), 4096)
+        if not data:
             Gtk.main_quit()
             return False
-        if line.strip() == "geometry":
+        self.pending += data
+        while b"\n" in self.pending:
+            raw, self.pending = self.pending.split(b"\n", 1)
+            self.on_line(raw.decode())
+        return True
+
+    def on_line(self, line):
+        if line.startswith("move "):
+            # Without a window manager this is a ConfigureWindow of the
+            # toplevel: X moves it at once (the geometry lines then say so).
+            _, x, y = line.split()
+            self.window.move(int(x), int(y))
+        elif line.strip() == "geometry":
             def answer():
                 self.print_geometry()
                 return False
             GLib.idle_add(answer, priority=GLib.PRIORITY_LOW)
-        return True
 
     def on_entry_focus(self, entry, _pspec):
         if entry.has_focus():

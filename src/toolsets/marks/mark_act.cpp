@@ -1,0 +1,199 @@
+// Acting by mark (the marks toolset): the pointer tools' `mark` resolved
+// against the latest look. A mark's point is its box's centre mapped
+// through the look's own session (not the coordinate session now, which a
+// later screenshot may have moved to another window). Right before the
+// press, on the input actor after its pacing (so an application that took
+// the previous input has redrawn), the damage record is brought up to date
+// and asked whether anything was drawn in the mark's box since the look's
+// grab: a box drawn on is stale, and nothing is pressed. A stale
+// accessibility element is then searched for again on the a11y thread by
+// role and name (a11y/text_search.h's actionable mode) and pressed where it
+// is now when exactly one is shown; every other stale mark is refused, so
+// a mark is never applied to whatever the screen shows there now.
+#include <algorithm>
+#include <memory>
+
+#include "build_config.h"
+#include "capture/damage.h"
+#include "toolsets/marks/looks.h"
+#include "toolsets/tool_call.h"
+#include "util/str_cat.h"
+
+#if CU_HAVE_A11Y
+#include "a11y/text_search.h"
+#endif
+
+namespace cu {
+namespace {
+
+// Past the bound the screen is too busy to tell one element from another.
+constexpr size_t kMostElements = 500;
+
+std::string mark_text(const mark& m) {
+  return str_cat("mark ", std::to_string(m.n), " (", m.what.role, " \"", m.what.name, "\")");
+}
+
+// The image box's place on the root, through the look's session.
+result<rect> box_on_root(const look_record& l, const rect& box) {
+  auto a = image_to_device(l.session, box.x, box.y);
+  if (!a) return a.take_error();
+  auto b = image_to_device(l.session, box.x + std::max(box.w, 1) - 1,
+                           box.y + std::max(box.h, 1) - 1);
+  if (!b) return b.take_error();
+  return rect{a->x + l.origin.x, a->y + l.origin.y, b->x - a->x + 1, b->y - a->y + 1};
+}
+
+const mark* mark_numbered(const look_record& l, int64_t n) {
+  for (const mark& m : l.marks) {
+    if (m.n == n) return &m;
+  }
+  return nullptr;
+}
+
+// Why a mark counts as drawn on although nothing says so, or empty.
+std::string unrecorded(tool_call& call, const look_record& l) {
+  damage_monitor* damage = call.damage();
+  if (l.damage_mark && damage != nullptr && damage->watching()) return {};
+  return "changes to the screen are not recorded (no X DAMAGE), so it may have changed there";
+}
+
+std::string refusal(const mark_aim& a, std::string_view since, std::string_view why) {
+  return str_cat(a.text, " is stale: ", since, why, "; take a new screenshot_marks");
+}
+
+}  // namespace
+
+result<std::vector<mark_aim>> looks::aim(tool_call& call, const std::vector<mark_ref>& refs) {
+  const look* l = latest_map();
+  if (l == nullptr) {
+    return make_error(errc::invalid_argument, "no map yet: call screenshot_marks first");
+  }
+  const look_record& seen = *l->seen;
+  damage_monitor* damage = call.damage();
+  const bool recorded = unrecorded(call, seen).empty();
+  std::vector<mark_aim> aims;
+  for (const mark_ref& ref : refs) {
+    const mark* m = mark_numbered(seen, ref.n);
+    if (m == nullptr) {
+      const std::string range =
+          seen.marks.empty() ? std::string("has no marks")
+                             : str_cat("has marks 1 to ", std::to_string(seen.marks.back().n));
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"", ref.arg, "\": the latest map, look ",
+                                std::to_string(l->id), ", ", range, ", got ",
+                                std::to_string(ref.n)));
+    }
+    const rect& box = m->what.box;
+    auto centre = image_to_device(seen.session, box.x + box.w / 2.0, box.y + box.h / 2.0);
+    if (!centre) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"", ref.arg, "\": ", centre.err().message));
+    }
+    auto on_root = box_on_root(seen, box);
+    if (!on_root) {
+      return make_error(errc::invalid_argument,
+                        str_cat("Invalid argument \"", ref.arg, "\": ", on_root.err().message));
+    }
+    mark_aim a;
+    a.at = device_target{*centre, seen.session.window};
+    a.text = mark_text(*m);
+    a.look = l->id;
+    a.n = ref.n;
+    if (recorded) {
+      // The monitor lives as long as the server; the actor calls this
+      // before its own stop.
+      a.drawn_on = [damage, since = *seen.damage_mark, area = *on_root] {
+        // The record holds what the monitor has read so far: a round trip
+        // on its connection brings it up to date with all drawn until now.
+        (void)damage->sync_mark();
+        return damage->touched(since, area);
+      };
+    } else {
+      a.drawn_on = [] { return true; };
+    }
+    aims.push_back(std::move(a));
+  }
+  return aims;
+}
+
+void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool> stale,
+                  std::function<void(tool_call&, std::vector<mark_aim>)> next) {
+  // The marks found again, with what their looks saw of them.
+  struct lost {
+    size_t i;
+    std::shared_ptr<const look_record> seen;
+    const mark* m;
+    std::string since;
+  };
+  std::vector<lost> lose;
+  for (size_t i = 0; i < aims.size(); ++i) {
+    if (!stale[i]) continue;
+    const look* l = find(aims[i].look);
+    if (l == nullptr) {
+      return call.fail(refusal(aims[i], str_cat("look ", std::to_string(aims[i].look)),
+                               " is no longer kept"));
+    }
+    const mark* m = mark_numbered(*l->seen, aims[i].n);
+    std::string why = unrecorded(call, *l->seen);
+    std::string since =
+        why.empty() ? str_cat("the screen changed there since look ", std::to_string(l->id)) : why;
+    if (m->what.source != mark_source::a11y) return call.fail(refusal(aims[i], since, ""));
+    lose.push_back(lost{i, l->seen, m, std::move(since)});
+  }
+#if CU_HAVE_A11Y
+  auto io = std::make_shared<a11y_text_search>();
+  io->actionable = true;
+  io->max_results = kMostElements;
+  io->area = rect{0, 0, 1 << 15, 1 << 15};
+  call.then([io, aims = std::move(aims), lose = std::move(lose), next](
+                tool_call& after, tool_result res) mutable {
+    if (res.is_error || !io->unavailable.empty()) {
+      const std::string why =
+          res.is_error ? (res.content.empty() ? std::string("failed") : res.content[0].text)
+                       : io->unavailable;
+      const lost& first = lose.front();
+      return after.fail(refusal(aims[first.i], first.since,
+                                str_cat(" and the accessibility tree cannot be read (", why, ")")));
+    }
+    for (const lost& x : lose) {
+      mark_aim& a = aims[x.i];
+      const a11y_text_hit* found = nullptr;
+      int count = 0;
+      for (const a11y_text_hit& h : io->hits) {
+        if (h.role != x.m->what.role || h.text != x.m->what.name) continue;
+        found = &h;
+        ++count;
+      }
+      if (count != 1) {
+        return after.fail(refusal(a, x.since,
+                                  count == 0 ? std::string(" and the element is not found")
+                                             : str_cat(" and ", std::to_string(count),
+                                                       " elements have its role and name")));
+      }
+      const rect now{found->box.x + io->origin.x, found->box.y + io->origin.y, found->box.w,
+                     found->box.h};
+      a.at = device_target{point{now.x + now.w / 2, now.y + now.h / 2}, 0};
+      a.drawn_on = nullptr;
+      auto then_box = box_on_root(*x.seen, x.m->what.box);
+      if (!then_box || now != *then_box) {
+        const std::string where =
+            x.seen->session.window == 0
+                ? str_cat(point_text(device_to_image(x.seen->session, a.at.p)), " in the image")
+                : str_cat(point_text(a.at.p), " on the screen");
+        a.note = str_cat(a.text, " moved to ", where, " since look ", std::to_string(a.look));
+      } else {
+        a.note = str_cat(a.text, " was redrawn since look ", std::to_string(a.look),
+                         " and found again in its place");
+      }
+    }
+    next(after, std::move(aims));
+  });
+  call.a11y(make_text_search(io));
+#else
+  (void)next;
+  call.fail(refusal(aims[lose.front().i], lose.front().since,
+                    " and this server cannot read the accessibility tree to find it again"));
+#endif
+}
+
+}  // namespace cu

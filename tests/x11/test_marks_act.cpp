@@ -1,0 +1,398 @@
+// Acting by mark (the marks toolset) against a real Xvfb: the pointer tools
+// given a mark of a screenshot_marks map of a GTK window of known widgets
+// (tests/x11/data/gtk_a11y.py, which prints every click it gets), so where a
+// click landed is what the application itself says. A mark whose place was
+// drawn on since its map is found again (an accessibility element) or
+// refused (an OCR line), never applied to what is there now.
+//
+// meson runs this binary under tools/lib/a11y-session.sh (as x11-marks), so
+// the GTK program and the server share a private accessibility bus.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+#include <xcb/xcb.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "support/child_lines.h"
+#include "support/harness.h"
+#include "support/jsonrpc.h"
+#include "support/tool_calls.h"
+
+using namespace cu::test;
+
+namespace {
+
+const std::map<std::string, std::string> kMarksOn = {{"CU_TOOLSETS", "marks"}};
+
+struct map_mark {
+  int64_t n = 0;
+  std::string role, name, source;
+  int64_t x = 0, y = 0, w = 0, h = 0;
+};
+
+std::string str(simdjson::dom::element e, const char* key) {
+  std::string_view v;
+  if (e[key].get(v) != simdjson::SUCCESS) return {};
+  return std::string(v);
+}
+
+// The marks of a screenshot_marks answer, from its structuredContent.
+std::vector<map_mark> marks_of(const json_line& r) {
+  INFO(r.text.substr(0, 600));
+  simdjson::dom::array a;
+  REQUIRE(r.root["result"]["structuredContent"]["marks"].get(a) == simdjson::SUCCESS);
+  std::vector<map_mark> out;
+  for (simdjson::dom::element m : a) {
+    map_mark k;
+    REQUIRE(m["n"].get(k.n) == simdjson::SUCCESS);
+    k.role = str(m, "role");
+    k.name = str(m, "name");
+    k.source = str(m, "source");
+    simdjson::dom::array box;
+    REQUIRE(m["box"].get(box) == simdjson::SUCCESS);
+    std::vector<int64_t> v;
+    for (simdjson::dom::element e : box) v.push_back(int64_t(e.get_int64().value()));
+    REQUIRE(v.size() == 4);
+    k.x = v[0];
+    k.y = v[1];
+    k.w = v[2];
+    k.h = v[3];
+    out.push_back(k);
+  }
+  return out;
+}
+
+std::string map_text(const std::vector<map_mark>& marks) {
+  std::string out;
+  for (const map_mark& m : marks) {
+    out += std::to_string(m.n) + " " + m.role + " \"" + m.name + "\" " + m.source + "\n";
+  }
+  return out;
+}
+
+// The number of the mark of this role and name (the test fails without).
+int64_t mark_of(const std::vector<map_mark>& marks, std::string_view role, std::string_view name) {
+  INFO(map_text(marks));
+  INFO(role << " \"" << name << "\"");
+  for (const map_mark& m : marks) {
+    if (m.role == role && m.name == name) return m.n;
+  }
+  FAIL("no such mark");
+  return 0;
+}
+
+bool tesseract_installed() {
+  return access("/usr/lib/x86_64-linux-gnu/libtesseract.so.5", R_OK) == 0;
+}
+
+// tests/x11/data/gtk_a11y.py at 60,40 on the display, once it is ready.
+class gtk_app {
+ public:
+  explicit gtk_app(const std::string& display)
+      : program_({"/usr/bin/python3",
+                  std::string(getenv("CU_SOURCE_DIR")) + "/tests/x11/data/gtk_a11y.py", "60",
+                  "40"},
+                 display) {
+    INFO(program_.log());
+    REQUIRE(program_.read_until("ready"));
+    REQUIRE(read_geometry().empty());
+  }
+
+  // A round trip: the event lines the application printed before it
+  // answered (every click on its way has been printed), and its widgets'
+  // places as X has them now.
+  std::vector<std::string> sync() {
+    program_.send("geometry");
+    return read_geometry();
+  }
+
+  void move(int x, int y) { program_.send("move " + std::to_string(x) + " " + std::to_string(y)); }
+
+  const std::map<std::string, area>& geometry() const { return geoms_; }
+
+ private:
+  std::vector<std::string> read_geometry() {
+    std::vector<std::string> events;
+    geoms_.clear();
+    for (;;) {
+      auto line = program_.read_line();
+      INFO(program_.log());
+      REQUIRE(line);
+      if (*line == "geom-end") return events;
+      if (line->rfind("geom ", 0) != 0) {
+        events.push_back(*line);
+        continue;
+      }
+      std::vector<int> v;
+      size_t end = line->size();
+      for (int i = 0; i < 4; ++i) {
+        size_t sp = line->rfind(' ', end - 1);
+        v.insert(v.begin(), std::stoi(line->substr(sp + 1, end - sp - 1)));
+        end = sp;
+      }
+      geoms_[line->substr(5, end - 5)] = area{v[0], v[1], v[2], v[3]};
+    }
+  }
+
+  child_lines program_;
+  std::map<std::string, area> geoms_;
+};
+
+int count_of(const std::vector<std::string>& lines, std::string_view line) {
+  int n = 0;
+  for (const std::string& l : lines) n += l == line;
+  return n;
+}
+
+bool has_prefix(const std::vector<std::string>& lines, std::string_view prefix) {
+  for (const std::string& l : lines) {
+    if (l.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+// Where the pointer is on the screen (QueryPointer on the root).
+std::pair<int, int> pointer_on(const std::string& display) {
+  xcb_connection_t* c = xcb_connect(display.c_str(), nullptr);
+  REQUIRE(xcb_connection_has_error(c) == 0);
+  xcb_window_t root = xcb_setup_roots_iterator(xcb_get_setup(c)).data->root;
+  xcb_query_pointer_reply_t* r = xcb_query_pointer_reply(c, xcb_query_pointer(c, root), nullptr);
+  REQUIRE(r != nullptr);
+  std::pair<int, int> at{r->root_x, r->root_y};
+  free(r);
+  xcb_disconnect(c);
+  return at;
+}
+
+// A map of the GTK window's controls, once the application is on the bus.
+std::vector<map_mark> map_controls(server_process& s) {
+  std::vector<map_mark> marks;
+  wait_until(
+      [&] {
+        marks = marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["a11y"]})"));
+        for (const map_mark& m : marks) {
+          if (m.name == "Apply" && m.source == "a11y") return true;
+        }
+        return false;
+      },
+      "the GTK window's controls to be marked");
+  return marks;
+}
+
+std::string mark_args(int64_t n, std::string_view more = "") {
+  return "{\"mark\":" + std::to_string(n) + std::string(more) + "}";
+}
+
+}  // namespace
+
+TEST_CASE("a left_click by mark lands on that control, for every button mark of a GTK window") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  // In an order that keeps every control there: "Remove Apply" removes
+  // Apply, so it comes last. Each click redraws its control, and some move
+  // others (the expander pushes the slider down): the later marks are
+  // checked against X DAMAGE's record and found again where needed.
+  struct button {
+    const char* role;
+    const char* name;
+    const char* event;
+  };
+  const button buttons[] = {
+      {"push button", "Apply", "clicked Apply"},
+      {"check box", "Enabled", "toggled Enabled 1"},
+      {"toggle button", "Details", "expanded Details 1"},
+      {"push button", "Add Extra", "added Extra"},
+      {"push button", "Remove Apply", "removed Apply"},
+  };
+  int inside = 0, taken = 0;
+  for (const button& b : buttons) {
+    INFO(b.name);
+    const int64_t n = mark_of(marks, b.role, b.name);
+    const area g = app.geometry().at(b.name);
+    json_ptr r = ok_call(s, "left_click", mark_args(n));
+    INFO(text_of(*r));
+    CHECK(contains(text_of(*r), std::string("mark ") + std::to_string(n) + " (" + b.role +
+                                    " \"" + b.name + "\")"));
+    const auto [px, py] = pointer_on(x.display());
+    const bool in_box = px >= g.x && px < g.x + g.w && py >= g.y && py < g.y + g.h;
+    CHECK(in_box);
+    inside += in_box;
+    const std::vector<std::string> events = app.sync();
+    const bool took = count_of(events, b.event) == 1;
+    taken += took;
+    // GTK's expander reacts only to its title (the arrow and the label),
+    // while its accessible box, and so its mark, is its whole row: its
+    // centre is inside the element but not where it takes a click. The
+    // other controls take a click anywhere in their box.
+    if (std::string_view(b.role) != "toggle button") CHECK(took);
+  }
+  std::printf("left_click by mark: %d of %zu button marks clicked inside the element, %d taken "
+              "by the control (its own log)\n",
+              inside, std::size(buttons), taken);
+  CHECK(inside == int(std::size(buttons)));
+}
+
+TEST_CASE("every pointer tool takes a mark: the pointer lands in its box, clicks count, the "
+          "wheel and a drag reach the control") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  const int64_t level = mark_of(marks, "slider", "Level");
+  const area a = app.geometry().at("Apply");
+  const area l = app.geometry().at("Level");
+
+  // 1280x800 is sent as is: image pixels are the screen's.
+  ok_call(s, "mouse_move", mark_args(apply));
+  const auto [px, py] = pointer_on(x.display());
+  CHECK(px >= a.x);
+  CHECK(px < a.x + a.w);
+  CHECK(py >= a.y);
+  CHECK(py < a.y + a.h);
+
+  ok_call(s, "double_click", mark_args(apply));
+  CHECK(count_of(app.sync(), "clicked Apply") == 2);
+  ok_call(s, "triple_click", mark_args(apply));
+  CHECK(count_of(app.sync(), "clicked Apply") == 3);
+  // A GTK button takes only the first button: the answers name the mark,
+  // and nothing is clicked.
+  for (const char* tool : {"right_click", "middle_click"}) {
+    INFO(tool);
+    json_ptr r = ok_call(s, tool, mark_args(apply));
+    CHECK(contains(text_of(*r), "mark " + std::to_string(apply) + " (push button \"Apply\")"));
+  }
+  CHECK(count_of(app.sync(), "clicked Apply") == 0);
+
+  // From the slider's centre (value 50) to near its right end.
+  const std::string to_right =
+      "[" + std::to_string(l.x + l.w - 4) + "," + std::to_string(l.y + l.h / 2) + "]";
+  ok_call(s, "left_click_drag", "{\"start_mark\":" + std::to_string(level) +
+                                    ",\"coordinate\":" + to_right + "}");
+  std::vector<std::string> events = app.sync();
+  INFO(joined(events));
+  CHECK(has_prefix(events, "scale 9"));
+  // From a quarter of its length to the slider's mark.
+  const std::string from_left =
+      "[" + std::to_string(l.x + l.w / 4) + "," + std::to_string(l.y + l.h / 2) + "]";
+  json_ptr dragged = ok_call(s, "left_click_drag", "{\"start_coordinate\":" + from_left +
+                                                       ",\"mark\":" + std::to_string(level) + "}");
+  INFO(text_of(*dragged));
+  events = app.sync();
+  INFO(joined(events));
+  CHECK(has_prefix(events, "scale "));
+  ok_call(s, "scroll",
+          mark_args(level, R"(,"scroll_direction":"down","scroll_amount":3)"));
+  CHECK(has_prefix(app.sync(), "scale "));
+}
+
+TEST_CASE("a mark drawn on since its map: an accessibility element is clicked where it moved, an "
+          "OCR line is refused with nothing pressed") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  app.move(400, 300);
+  REQUIRE(app.sync().empty());
+  REQUIRE(app.geometry().at("Apply").x > 400);
+  json_ptr r = ok_call(s, "left_click", mark_args(apply));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "moved to"));
+  CHECK(count_of(app.sync(), "clicked Apply") == 1);
+
+  // "Remove Apply" takes Apply away and the buttons below move up at once,
+  // though GTK redraws them a frame later: the next mark is checked on the
+  // input actor after its pacing, when the redraw is there to see, so Add
+  // Extra is found where it went (not the entry now under its old place).
+  const std::vector<map_mark> again = map_controls(s);
+  ok_call(s, "left_click", mark_args(mark_of(again, "push button", "Remove Apply")));
+  const int64_t add = mark_of(again, "push button", "Add Extra");
+  json_ptr moved = ok_call(s, "left_click", mark_args(add));
+  INFO(text_of(*moved));
+  CHECK(contains(text_of(*moved), "moved to"));
+  std::vector<std::string> events = app.sync();
+  CHECK(count_of(events, "removed Apply") == 1);
+  CHECK(count_of(events, "added Extra") == 1);
+  CHECK(count_of(events, "focus Name field") == 0);
+  // Apply is gone: its mark is refused, and nothing is pressed.
+  const std::string gone =
+      error_text(s, "left_click", mark_args(mark_of(again, "push button", "Apply")));
+  CHECK(contains(gone, "is stale: the screen changed there since look"));
+  CHECK(contains(gone, "and the element is not found; take a new screenshot_marks"));
+  CHECK(app.sync().empty());
+
+  if (!tesseract_installed()) {
+    WARN("tesseract is not installed: the OCR mark is not checked");
+    return;
+  }
+  std::vector<map_mark> read;
+  int64_t extra = 0;
+  wait_until(
+      [&] {
+        read = marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["ocr"]})"));
+        for (const map_mark& m : read) {
+          if (m.name == "Add Extra") extra = m.n;
+        }
+        return extra != 0;
+      },
+      "the button's label to be read");
+  ok_call(s, "mouse_move", R"({"coordinate":[5,5]})");
+  app.move(100, 100);
+  REQUIRE(app.sync().empty());
+  const std::string refused = error_text(s, "left_click", mark_args(extra));
+  CHECK(contains(refused, "mark " + std::to_string(extra) + " (text \"Add Extra\") is stale"));
+  CHECK(contains(refused, "take a new screenshot_marks"));
+  CHECK(app.sync().empty());
+  CHECK(pointer_on(x.display()) == std::make_pair(5, 5));
+}
+
+TEST_CASE("a computer_batch's steps take marks, and the marks are checked like a call's") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  const int64_t enabled = mark_of(marks, "check box", "Enabled");
+  ok_call(s, "computer_batch",
+          R"({"actions":[{"name":"left_click","arguments":{"mark":)" + std::to_string(apply) +
+              R"(}},{"name":"left_click","arguments":{"mark":)" + std::to_string(enabled) +
+              "}}]}");
+  const std::vector<std::string> events = app.sync();
+  CHECK(count_of(events, "clicked Apply") == 1);
+  CHECK(count_of(events, "toggled Enabled 1") == 1);
+  // A mark past the map stops the batch there, before anything is pressed.
+  json_ptr r = s.call_tool("computer_batch",
+                           R"({"actions":[{"name":"left_click","arguments":{"mark":999}},)"
+                           R"({"name":"left_click","arguments":{"mark":)" +
+                               std::to_string(apply) + "}}]}");
+  CHECK(contains(r->text, "has marks 1 to"));
+  CHECK(app.sync().empty());
+}
+
+TEST_CASE("without the marks toolset, mark is an argument the pointer tools do not take") {
+  xvfb x(640, 480);
+  server_process s(x.display());
+  ok_call(s, "screenshot");
+  const std::string refused = error_text(s, "left_click", R"({"mark":1})");
+  CHECK(contains(refused, "Invalid argument \"mark\": left_click takes"));
+  CHECK(contains(refused, "needs the marks toolset"));
+}
