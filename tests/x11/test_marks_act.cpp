@@ -396,3 +396,108 @@ TEST_CASE("without the marks toolset, mark is an argument the pointer tools do n
   CHECK(contains(refused, "Invalid argument \"mark\": left_click takes"));
   CHECK(contains(refused, "needs the marks toolset"));
 }
+
+namespace {
+
+// A plain X window of the test's own, override-redirect (no window manager
+// runs here) and so stacked over everything, mapped over area: it names no
+// process, and it counts the button presses X sends it.
+class covering_window {
+ public:
+  covering_window(const std::string& display, area at) {
+    c_ = xcb_connect(display.c_str(), nullptr);
+    REQUIRE(xcb_connection_has_error(c_) == 0);
+    xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(c_)).data;
+    id_ = xcb_generate_id(c_);
+    const uint32_t values[] = {screen->black_pixel, 1,
+                               XCB_EVENT_MASK_STRUCTURE_NOTIFY | XCB_EVENT_MASK_BUTTON_PRESS};
+    xcb_create_window(c_, XCB_COPY_FROM_PARENT, id_, screen->root, int16_t(at.x), int16_t(at.y),
+                      uint16_t(at.w), uint16_t(at.h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
+                      screen->root_visual,
+                      XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+    xcb_map_window(c_, id_);
+    xcb_flush(c_);
+    // Mapped once X says so: the stacking the press is checked against is
+    // then the one the test means.
+    for (;;) {
+      xcb_generic_event_t* ev = xcb_wait_for_event(c_);
+      REQUIRE(ev != nullptr);
+      const uint8_t type = ev->response_type & 0x7f;
+      free(ev);
+      if (type == XCB_MAP_NOTIFY) break;
+    }
+  }
+  ~covering_window() { xcb_disconnect(c_); }
+  covering_window(const covering_window&) = delete;
+  covering_window& operator=(const covering_window&) = delete;
+
+  // The presses X sent the window until now: a round trip first, so every
+  // event generated before it has arrived.
+  int presses() {
+    free(xcb_get_input_focus_reply(c_, xcb_get_input_focus(c_), nullptr));
+    while (xcb_generic_event_t* ev = xcb_poll_for_event(c_)) {
+      presses_ += (ev->response_type & 0x7f) == XCB_BUTTON_PRESS;
+      free(ev);
+    }
+    return presses_;
+  }
+
+ private:
+  xcb_connection_t* c_ = nullptr;
+  xcb_window_t id_ = 0;
+  int presses_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a left_click by mark on a button under another window presses it through its "
+          "accessibility action, and the covering window gets no press; other tools refuse it") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  const area g = app.geometry().at("Apply");
+  ok_call(s, "mouse_move", R"({"coordinate":[5,5]})");
+  covering_window over(x.display(), area{g.x + g.w / 2 - 40, g.y + g.h / 2 - 20, 80, 40});
+
+  json_ptr r = ok_call(s, "left_click", mark_args(apply));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "mark " + std::to_string(apply) +
+                                  " (push button \"Apply\") is under another window: pressed "
+                                  "through its accessibility action \"click\""));
+  CHECK(count_of(app.sync(), "clicked Apply") == 1);
+  CHECK(over.presses() == 0);
+  CHECK(pointer_on(x.display()) == std::make_pair(5, 5));
+
+  const std::string refused = error_text(s, "mouse_move", mark_args(apply));
+  CHECK(contains(refused, "mark " + std::to_string(apply) +
+                              " (push button \"Apply\") is under another window, so the pointer "
+                              "cannot reach it: nothing was pressed"));
+  const std::string right = error_text(s, "right_click", mark_args(apply));
+  CHECK(contains(right, "is under another window, so the pointer cannot reach it"));
+  CHECK(pointer_on(x.display()) == std::make_pair(5, 5));
+  CHECK(app.sync().empty());
+  CHECK(over.presses() == 0);
+}
+
+TEST_CASE("a screenshot after a map does not replace it: a left_click by mark lands on the map's "
+          "element") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  const area g = app.geometry().at("Apply");
+  // A look that is not a map, of a part of the screen (another session).
+  ok_call(s, "screenshot");
+  ok_call(s, "zoom", R"({"region":[0,0,200,150]})");
+  json_ptr r = ok_call(s, "left_click", mark_args(apply));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "mark " + std::to_string(apply) + " (push button \"Apply\")"));
+  const auto [px, py] = pointer_on(x.display());
+  CHECK((px >= g.x && px < g.x + g.w && py >= g.y && py < g.y + g.h));
+  CHECK(count_of(app.sync(), "clicked Apply") == 1);
+}
