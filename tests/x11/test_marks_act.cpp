@@ -16,12 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "support/child_lines.h"
 #include "support/harness.h"
 #include "support/jsonrpc.h"
+#include "support/session_probe.h"
 #include "support/tool_calls.h"
 
 using namespace cu::test;
@@ -500,4 +502,121 @@ TEST_CASE("a screenshot after a map does not replace it: a left_click by mark la
   const auto [px, py] = pointer_on(x.display());
   CHECK((px >= g.x && px < g.x + g.w && py >= g.y && py < g.y + g.h));
   CHECK(count_of(app.sync(), "clicked Apply") == 1);
+}
+
+namespace {
+
+// The 32-bit values of a property of w (CARDINAL), at most 16.
+std::vector<uint32_t> cardinals_of(x_observer& obs, xcb_window_t w, const char* prop) {
+  xcb_connection_t* c = obs.connection();
+  auto* r = xcb_get_property_reply(
+      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 16), nullptr);
+  std::vector<uint32_t> out;
+  if (r != nullptr && r->format == 32) {
+    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
+    out.assign(v, v + xcb_get_property_value_length(r) / 4);
+  }
+  free(r);
+  return out;
+}
+
+// A client's title bar in root pixels: the top of its frame
+// (_NET_FRAME_EXTENTS around its area); empty before the manager framed it.
+area bar_of(x_observer& obs, xcb_window_t w) {
+  const std::vector<uint32_t> e = cardinals_of(obs, w, "_NET_FRAME_EXTENTS");
+  if (e.size() != 4) return {};
+  const area a = x_area(obs, w);
+  return area{a.x - int(e[0]), a.y - int(e[2]), a.w + int(e[0] + e[1]), int(e[2])};
+}
+
+// The window whose WM_NAME is title, among the root's children and theirs
+// (openbox puts a client inside its frame, and xterm's own top level may
+// be read before or after that).
+xcb_window_t client_named(x_observer& obs, const std::string& title) {
+  xcb_connection_t* c = obs.connection();
+  for (xcb_window_t top : obs.top_levels()) {
+    std::vector<xcb_window_t> candidates = {top};
+    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
+    if (t != nullptr) {
+      xcb_window_t* k = xcb_query_tree_children(t);
+      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
+      free(t);
+    }
+    for (xcb_window_t w : candidates) {
+      if (obs.title(w) == title && obs.viewable(w)) return w;
+    }
+  }
+  return XCB_NONE;
+}
+
+bool inside(std::pair<int, int> p, const area& a) {
+  return p.first >= a.x && p.first < a.x + a.w && p.second >= a.y && p.second < a.y + a.h;
+}
+
+}  // namespace
+
+TEST_CASE("a title bar's mark follows its window: dragged by start_mark, moved by X, clicked by "
+          "mark on its new middle; a closed window's bar mark is refused") {
+  xvfb x(1280, 800);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  start_openbox(obs, wm, x.display());
+  xterm_window term(x.display(), "cu-act-bar", 100, 100);
+  std::optional<xterm_window> other(std::in_place, x.display(), "cu-act-gone", 700, 450);
+  xcb_window_t w = XCB_NONE, gone_w = XCB_NONE;
+  wait_until(
+      [&] {
+        w = client_named(obs, "cu-act-bar");
+        gone_w = client_named(obs, "cu-act-gone");
+        return w != XCB_NONE && gone_w != XCB_NONE && bar_of(obs, w).w > 0 &&
+               bar_of(obs, gone_w).w > 0;
+      },
+      "openbox to frame both xterms");
+  server_process s(x.display(), kMarksOn);
+  std::vector<map_mark> marks;
+  int64_t bar = 0, gone = 0;
+  wait_until(
+      [&] {
+        marks = marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["windows"]})"));
+        bar = gone = 0;
+        for (const map_mark& m : marks) {
+          if (m.role == "title bar" && m.name == "cu-act-bar") bar = m.n;
+          if (m.role == "title bar" && m.name == "cu-act-gone") gone = m.n;
+        }
+        return bar != 0 && gone != 0;
+      },
+      "both title bars to be marked");
+  const area before = bar_of(obs, w);
+  INFO("bar before " << before);
+
+  // Dragged by its bar's mark, the window goes with the pointer.
+  json_ptr dragged =
+      ok_call(s, "left_click_drag", R"({"start_mark":)" + std::to_string(bar) +
+                                        R"(,"coordinate":[600,300]})");
+  INFO(text_of(*dragged));
+  wait_until([&] { return bar_of(obs, w).x != before.x; }, "the window to follow the drag");
+  const area dropped = bar_of(obs, w);
+  CHECK(inside({600, 300}, dropped));
+
+  // Moved again by X, behind the server's back: the mark is found on the
+  // window's bar where it is now.
+  const uint32_t to[] = {200, 500};
+  xcb_configure_window(obs.connection(), w, XCB_CONFIG_WINDOW_X | XCB_CONFIG_WINDOW_Y, to);
+  obs.sync();
+  wait_until([&] { return bar_of(obs, w).y != dropped.y; }, "openbox to move the window");
+  const area now = bar_of(obs, w);
+  INFO("bar now " << now);
+  json_ptr r = ok_call(s, "left_click", mark_args(bar));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "mark " + std::to_string(bar) + " (title bar \"cu-act-bar\") moved to"));
+  CHECK(inside(pointer_on(x.display()), now));
+
+  // A window closed: its bar's mark is refused, and the pointer stays.
+  other.reset();
+  wait_until([&] { return !obs.viewable(gone_w); }, "the other xterm to close");
+  const auto still = pointer_on(x.display());
+  const std::string refused = error_text(s, "left_click", mark_args(gone));
+  CHECK(contains(refused, "mark " + std::to_string(gone) + " (title bar \"cu-act-gone\") is stale"));
+  CHECK(contains(refused, "its window shows no title bar now"));
+  CHECK(pointer_on(x.display()) == still);
 }

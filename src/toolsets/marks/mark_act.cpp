@@ -20,6 +20,7 @@
 
 #include "build_config.h"
 #include "capture/damage.h"
+#include "desktop/desktop_op.h"
 #include "toolsets/marks/looks.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
@@ -65,6 +66,35 @@ std::string unrecorded(tool_call& call, const look_record& l) {
 
 std::string refusal(const mark_aim& a, std::string_view since, std::string_view why) {
   return str_cat(a.text, " is stale: ", since, why, "; take a new screenshot_marks");
+}
+
+// Why a mark of look l counts as stale, for its refusal.
+std::string stale_since(tool_call& call, const look& l) {
+  std::string why = unrecorded(call, *l.seen);
+  return why.empty() ? str_cat("the screen changed there since look ", std::to_string(l.id)) : why;
+}
+
+// A mark found again at now (root pixels): aimed at its centre, with the
+// note that opens the answer.
+void found_at(mark_aim& a, const look_record& seen, const mark& m, const rect& now) {
+  a.at = device_target{point{now.x + now.w / 2, now.y + now.h / 2}, 0};
+  a.drawn_on = nullptr;
+  auto then_box = box_on_root(seen, m.what.box);
+  if (!then_box || now != *then_box) {
+    const std::string where =
+        seen.session.window == 0
+            ? str_cat(point_text(device_to_image(seen.session, a.at.p)), " in the image")
+            : str_cat(point_text(a.at.p), " on the screen");
+    a.note = str_cat(a.text, " moved to ", where, " since look ", std::to_string(a.look));
+  } else {
+    a.note = str_cat(a.text, " was redrawn since look ", std::to_string(a.look),
+                     " and found again in its place");
+  }
+}
+
+bool is_title_bar(const mark& m) {
+  return m.what.source == mark_source::windows && m.what.role == "title bar" &&
+         m.what.window != 0;
 }
 
 }  // namespace
@@ -134,6 +164,7 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
     std::string since;
   };
   std::vector<lost> lose;
+  std::vector<size_t> bars;
   for (size_t i = 0; i < aims.size(); ++i) {
     if (!stale[i]) continue;
     const look* l = find(aims[i].look);
@@ -142,9 +173,11 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
                                " is no longer kept"));
     }
     const mark* m = mark_numbered(*l->seen, aims[i].n);
-    std::string why = unrecorded(call, *l->seen);
-    std::string since =
-        why.empty() ? str_cat("the screen changed there since look ", std::to_string(l->id)) : why;
+    std::string since = stale_since(call, *l);
+    if (is_title_bar(*m)) {
+      bars.push_back(i);
+      continue;
+    }
     if (m->what.source != mark_source::a11y) {
       // Not reached where it was, it is refused with that reason.
       if (!unreachable[i].empty()) return this->unreachable(call, aims[i], unreachable[i], false);
@@ -152,6 +185,41 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
     }
     lose.push_back(lost{i, l->seen, m, std::move(since)});
   }
+  if (!bars.empty()) {
+    // A title bar is its window's: found again as that window's bar now
+    // (the desktop thread lists the shown bars, each the widest piece no
+    // window above covers), wherever the window went; refused when the
+    // window shows none. Then the elements, if any are stale too.
+    auto shown = std::make_shared<std::vector<title_bar>>();
+    call.then([this, shown, bars, aims = std::move(aims), stale = std::move(stale),
+               unreachable = std::move(unreachable), by_action,
+               next](tool_call& after, tool_result res) mutable {
+      for (size_t i : bars) {
+        const look* l = find(aims[i].look);
+        if (l == nullptr) {
+          return after.fail(refusal(aims[i], str_cat("look ", std::to_string(aims[i].look)),
+                                    " is no longer kept"));
+        }
+        const mark* m = mark_numbered(*l->seen, aims[i].n);
+        const title_bar* now = nullptr;
+        for (const title_bar& b : *shown) {
+          if (b.window == m->what.window) now = &b;
+        }
+        if (res.is_error || now == nullptr) {
+          return after.fail(refusal(aims[i], stale_since(after, *l),
+                                    " and its window shows no title bar now (it is gone, "
+                                    "minimized or covered)"));
+        }
+        found_at(aims[i], *l->seen, *m, now->box);
+        stale[i] = false;
+        unreachable[i].clear();
+      }
+      again(after, std::move(aims), std::move(stale), std::move(unreachable), by_action,
+            std::move(next));
+    });
+    return call.desktop(make_title_bars(shown, nullptr));
+  }
+  if (lose.empty()) return next(call, std::move(aims));
 #if CU_HAVE_A11Y
   auto io = std::make_shared<a11y_text_search>();
   io->actionable = true;
@@ -190,20 +258,8 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
       }
       const rect now{found->box.x + io->origin.x, found->box.y + io->origin.y, found->box.w,
                      found->box.h};
-      a.at = device_target{point{now.x + now.w / 2, now.y + now.h / 2}, 0};
-      a.drawn_on = nullptr;
+      found_at(a, *x.seen, *x.m, now);
       a.window = found->window;
-      auto then_box = box_on_root(*x.seen, x.m->what.box);
-      if (!then_box || now != *then_box) {
-        const std::string where =
-            x.seen->session.window == 0
-                ? str_cat(point_text(device_to_image(x.seen->session, a.at.p)), " in the image")
-                : str_cat(point_text(a.at.p), " on the screen");
-        a.note = str_cat(a.text, " moved to ", where, " since look ", std::to_string(a.look));
-      } else {
-        a.note = str_cat(a.text, " was redrawn since look ", std::to_string(a.look),
-                         " and found again in its place");
-      }
     }
     next(after, std::move(aims));
   });
