@@ -315,7 +315,8 @@ result<std::string> input_context::unreachable(const device_target& t, uint32_t 
     top = tree->parent;
   }
   if (here->child == top) return std::string();
-  if (here->child == XCB_NONE) return std::string("is under another window");
+  // Nothing but the root there: the window went elsewhere (or closed).
+  if (here->child == XCB_NONE) return std::string("is where its window no longer is");
   // A toolkit's popup (a menu, a combo box's list) is an override-redirect
   // window of the same process over its own window: a press there is one
   // the application opened it for. Another process's, or one naming no

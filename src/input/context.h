@@ -126,7 +126,8 @@ class input_context {
   // under another window" (the topmost window at the point, the one X
   // would send the press into, is not owner's top-level window, nor an
   // override-redirect window of owner's process such as the menu it
-  // opened), "is in a window that is gone". Owner 0 (not known): only the
+  // opened), "is where its window no longer is" (only the root is there),
+  // "is in a window that is gone". Owner 0 (not known): only the
   // screen is asked. A few round trips.
   result<std::string> unreachable(const device_target& t, uint32_t owner);
   // The pointer in window's own coordinates.
