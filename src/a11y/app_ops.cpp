@@ -686,6 +686,74 @@ class element_job final : public a11y_op {
   std::shared_ptr<a11y_outcome> out_;
 };
 
+// The element a mark named, found again by role and name in its
+// application's tree now (its frame tells several alike apart) and pressed
+// through its own action: the pointer cannot reach it, but the element
+// does not need the pointer.
+class press_by_name_job final : public a11y_op {
+ public:
+  press_by_name_job(a11y_press_by_name want, std::shared_ptr<a11y_outcome> out)
+      : want_(std::move(want)), out_(std::move(out)) {
+    app = std::to_string(want_.pid);
+  }
+
+  std::optional<tool_result> run(const a11y_control& c) override {
+    auto found = find_app(app, c);
+    if (!found) return fail_app(c, app, nullptr, found.err());
+    out_->app = found->facts;
+    walk_limits limits;
+    // A mark's name is the element's whole name: compared whole.
+    limits.max_text = 4096;
+    std::vector<gobj<AtspiAccessible>> objects;
+    auto tree = walk_tree(found->obj.get(), limits, c, &objects);
+    if (!tree) return fail_app(c, app, &out_->app, tree.err());
+    std::vector<size_t> alike, in_place;
+    for (size_t i = 0; i < tree->elements.size(); ++i) {
+      const a11y_element& e = tree->elements[i];
+      if (e.role != want_.role || e.name != want_.name) continue;
+      alike.push_back(i);
+      if (e.frame && *e.frame == want_.frame) in_place.push_back(i);
+    }
+    const std::vector<size_t>& pick = alike.size() == 1 ? alike : in_place;
+    if (pick.size() != 1) {
+      return tool_result::failure(
+          alike.empty() ? str_cat("its element is not found in ", out_->app.name, " now")
+                        : str_cat(std::to_string(alike.size()), " elements of ", out_->app.name,
+                                  " have its role and name, none or several where it was"));
+    }
+    const a11y_element& e = tree->elements[pick[0]];
+    out_->element = a11y_element_ref{e.index, e.role, e.name, "role_and_name"};
+    // An element its application does not show (a page of a notebook
+    // behind another, a closed menu's item) is no mark's: another window
+    // over it leaves it showing.
+    if (!has_state(e, "showing")) {
+      return tool_result::failure("its element is not shown by its application now");
+    }
+    if (!e.actions.empty() && !has_state(e, "enabled") && !has_state(e, "sensitive")) {
+      return tool_result::failure("its element is disabled (its application shows it "
+                                  "insensitive)");
+    }
+    const int i = click_action(e.actions);
+    if (i < 0) {
+      return tool_result::failure(
+          str_cat("its element has no action that clicks it (its actions: ",
+                  actions_text(e.actions), ")"));
+    }
+    live_element live;
+    live.obj = std::move(objects[pick[0]]);
+    live.ref = *out_->element;
+    bus_calls calls(c);
+    if (auto x = do_action(live, i, calls); !x) return fail_app(c, app, &out_->app, x.take_error());
+    out_->method = "action";
+    out_->action = e.actions[size_t(i)];
+    return tool_result::text("");
+  }
+
+ private:
+  a11y_press_by_name want_;
+  std::shared_ptr<a11y_outcome> out_;
+};
+
 // The focused element of app, looked for among what is showing.
 result<gobj<AtspiAccessible>> find_focused(AtspiAccessible* node, int depth, bus_calls& calls) {
   GError* err = nullptr;
@@ -891,6 +959,11 @@ std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
   auto job = std::make_unique<element_job>(app, std::move(req), std::move(out));
   job->app = std::move(app);
   return job;
+}
+
+std::unique_ptr<a11y_op> make_press_by_name(a11y_press_by_name want,
+                                            std::shared_ptr<a11y_outcome> out) {
+  return std::make_unique<press_by_name_job>(std::move(want), std::move(out));
 }
 
 std::unique_ptr<a11y_op> make_keyboard_job(std::string app, std::optional<std::string> text,

@@ -103,6 +103,21 @@ struct element_request {
 std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
                                           std::shared_ptr<a11y_outcome> out);
 
+// What acting by mark asks when the pointer cannot reach an accessibility
+// element's mark: the element of this role and name in the application of
+// pid (of several, the one whose frame is frame, in root pixels), pressed
+// through its own click action ("click", "press", "activate", "toggle",
+// "jump"). The job fills out->app, out->element and out->action and
+// answers an empty success, or fails saying why nothing was pressed (not
+// found, several alike, disabled, no such action).
+struct a11y_press_by_name {
+  int pid = 0;
+  std::string role, name;
+  rect frame;
+};
+std::unique_ptr<a11y_op> make_press_by_name(a11y_press_by_name want,
+                                            std::shared_ptr<a11y_outcome> out);
+
 // type_text (text set) and press_key (text empty): text goes into app's
 // focused editable text element when it has one; otherwise app's window
 // is given the keyboard focus and out->method is "keyboard" for the loop

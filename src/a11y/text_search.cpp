@@ -357,6 +357,8 @@ class text_search final : public a11y_op {
     hit.role = take(atspi_accessible_get_role_name(e, &err));
     if (err != nullptr) return skip(calls, err);
     hit.whole_words = true;
+    hit.window = top != nullptr ? top->info.id : io_->window;
+    hit.pid = pid;
     hit.box = *frame;
     hit.box.x -= io_->origin.x;
     hit.box.y -= io_->origin.y;

@@ -27,6 +27,11 @@ struct a11y_text_hit {
   std::string role;  // AT-SPI's role name: "push button", "link".
   rect box;          // What matched, in area's pixels.
   bool whole_words = false;
+  // The shown client window topmost at the element's centre (the window
+  // searched, with one; 0 when no client window holds the centre, as a
+  // popup menu's), and the element's process.
+  uint32_t window = 0;
+  int pid = 0;
 };
 
 // A search and, once run, what it found.

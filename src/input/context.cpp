@@ -287,6 +287,58 @@ result<point> input_context::place(const device_target& t, bool pressing) {
                         " first, then act (nothing was pressed)");
 }
 
+result<std::string> input_context::unreachable(const device_target& t, uint32_t owner) {
+  auto c = connection();
+  if (!c) return c.take_error();
+  point p = t.p;
+  if (t.window != 0) {
+    auto placed = place(t, false);
+    if (!placed) return placed.take_error();
+    p = *placed;
+  }
+  auto screen = screen_rect();
+  if (!screen) return screen.take_error();
+  if (p.x < screen->x || p.y < screen->y || p.x >= screen->x + screen->w ||
+      p.y >= screen->y + screen->h) {
+    return std::string("is off the screen");
+  }
+  if (owner == 0) return std::string();
+  reply_ptr<xcb_translate_coordinates_reply_t> here(xcb_translate_coordinates_reply(
+      *c, xcb_translate_coordinates(*c, root_, root_, int16_t(p.x), int16_t(p.y)), nullptr));
+  if (!here) return lost_display(display_);
+  xcb_window_t top = owner;
+  for (int depth = 0; depth < 64; ++depth) {
+    reply_ptr<xcb_query_tree_reply_t> tree(
+        xcb_query_tree_reply(*c, xcb_query_tree(*c, top), nullptr));
+    if (!tree) return std::string("is in a window that is gone");
+    if (tree->parent == root_ || tree->parent == XCB_NONE) break;
+    top = tree->parent;
+  }
+  if (here->child == top) return std::string();
+  // Nothing but the root there: the window went elsewhere (or closed).
+  if (here->child == XCB_NONE) return std::string("is where its window no longer is");
+  // A toolkit's popup (a menu, a combo box's list) is an override-redirect
+  // window of the same process over its own window: a press there is one
+  // the application opened it for. Another process's, or one naming no
+  // process (a bare X window), is what the press would reach instead.
+  reply_ptr<xcb_get_window_attributes_reply_t> other(xcb_get_window_attributes_reply(
+      *c, xcb_get_window_attributes(*c, here->child), nullptr));
+  if (!other || !other->override_redirect) return std::string("is under another window");
+  static constexpr char kPid[] = "_NET_WM_PID";
+  reply_ptr<xcb_intern_atom_reply_t> atom(
+      xcb_intern_atom_reply(*c, xcb_intern_atom(*c, 1, sizeof kPid - 1, kPid), nullptr));
+  if (!atom || atom->atom == XCB_NONE) return std::string("is under another window");
+  auto pid_of = [&](xcb_window_t w) -> uint32_t {
+    reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(
+        *c, xcb_get_property(*c, 0, w, atom->atom, XCB_ATOM_CARDINAL, 0, 1), nullptr));
+    if (!r || r->format != 32 || xcb_get_property_value_length(r.get()) < 4) return 0;
+    return *static_cast<const uint32_t*>(xcb_get_property_value(r.get()));
+  };
+  const uint32_t mine = pid_of(owner);
+  if (mine != 0 && pid_of(here->child) == mine) return std::string();
+  return std::string("is under another window");
+}
+
 result<point> input_context::pointer_in(uint32_t window) {
   auto c = connection();
   if (!c) return c.take_error();

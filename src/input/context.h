@@ -120,6 +120,16 @@ class input_context {
   // would reach that one), unless that is an override-redirect window such
   // as the menu the window opened.
   result<point> place(const device_target& t, bool pressing);
+  // Whether a press at t would reach window owner (the X window a mark's
+  // element is in): empty when it would; else why not, as an answer says
+  // it: "is off the screen" (the point lies outside the root window), "is
+  // under another window" (the topmost window at the point, the one X
+  // would send the press into, is not owner's top-level window, nor an
+  // override-redirect window of owner's process such as the menu it
+  // opened), "is where its window no longer is" (only the root is there),
+  // "is in a window that is gone". Owner 0 (not known): only the
+  // screen is asked. A few round trips.
+  result<std::string> unreachable(const device_target& t, uint32_t owner);
   // The pointer in window's own coordinates.
   result<point> pointer_in(uint32_t window);
   status move_to(point p);

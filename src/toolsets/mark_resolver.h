@@ -39,6 +39,9 @@ struct mark_aim {
   // before the press, since an application that took the previous input
   // may redraw until then. Null: the aim was found again just now.
   std::function<bool()> drawn_on;
+  // The X window the mark's element is in (0: not known): the press is
+  // made only where the pointer reaches it (input_context::unreachable).
+  uint32_t window = 0;
 };
 
 class mark_resolver {
@@ -53,9 +56,21 @@ class mark_resolver {
   // or call is completed with the refusal, nothing pressed. When all are
   // found, next runs on the loop thread with a call of its own and the
   // aims (those found again with their new place and a note), and must
-  // complete that call.
+  // complete that call. unreachable says, per aim, why the pointer did not
+  // reach it where its map saw it (empty: it did): a stale mark not found
+  // among the elements shown and not reached there is under another window,
+  // and goes to unreachable() below with by_action.
   virtual void again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool> stale,
+                     std::vector<std::string> unreachable, bool by_action,
                      std::function<void(tool_call&, std::vector<mark_aim>)> next) = 0;
+  // The pointer cannot reach aim at the press (why: "is under another
+  // window", "is off the screen"), and nothing was pressed. With by_action
+  // (the gesture is a plain left click), an accessibility element is found
+  // again in its application by role and name and pressed through its own
+  // action on the a11y thread, and call answers so; every other mark, or
+  // gesture, completes call with the refusal.
+  virtual void unreachable(tool_call& call, const mark_aim& aim, const std::string& why,
+                           bool by_action) = 0;
 };
 
 }  // namespace cu

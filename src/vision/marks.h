@@ -31,6 +31,15 @@ struct mark_candidate {
   // program's button that is a window of its own has its label drawn, not
   // said, and the line read there names the mark instead of making one.
   bool named_by_text = false;
+  // The X window it is in, when its source knows (0 otherwise): an
+  // accessibility element's top-level client window, the client window a
+  // title bar belongs to, an X control window itself. Acting by mark asks
+  // at the press whether the pointer still reaches that window there.
+  uint32_t window = 0;
+  // An accessibility element's process (0 for the other sources): where it
+  // is found again by role and name when its own action stands in for the
+  // pointer.
+  int pid = 0;
 };
 
 // A mark as the map gives it: its number (from 1), where its label is

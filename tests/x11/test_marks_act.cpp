@@ -16,12 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "support/child_lines.h"
 #include "support/harness.h"
 #include "support/jsonrpc.h"
+#include "support/session_probe.h"
 #include "support/tool_calls.h"
 
 using namespace cu::test;
@@ -395,4 +397,226 @@ TEST_CASE("without the marks toolset, mark is an argument the pointer tools do n
   const std::string refused = error_text(s, "left_click", R"({"mark":1})");
   CHECK(contains(refused, "Invalid argument \"mark\": left_click takes"));
   CHECK(contains(refused, "needs the marks toolset"));
+}
+
+namespace {
+
+// A plain X window of the test's own, override-redirect (no window manager
+// runs here) and so stacked over everything, mapped over area: it names no
+// process, and it counts the button presses X sends it.
+class covering_window {
+ public:
+  covering_window(const std::string& display, area at) {
+    c_ = xcb_connect(display.c_str(), nullptr);
+    REQUIRE(xcb_connection_has_error(c_) == 0);
+    xcb_screen_t* screen = xcb_setup_roots_iterator(xcb_get_setup(c_)).data;
+    id_ = xcb_generate_id(c_);
+    const uint32_t values[] = {screen->black_pixel, 1,
+                               XCB_EVENT_MASK_STRUCTURE_NOTIFY | XCB_EVENT_MASK_BUTTON_PRESS};
+    xcb_create_window(c_, XCB_COPY_FROM_PARENT, id_, screen->root, int16_t(at.x), int16_t(at.y),
+                      uint16_t(at.w), uint16_t(at.h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
+                      screen->root_visual,
+                      XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+    xcb_map_window(c_, id_);
+    xcb_flush(c_);
+    // Mapped once X says so: the stacking the press is checked against is
+    // then the one the test means.
+    for (;;) {
+      xcb_generic_event_t* ev = xcb_wait_for_event(c_);
+      REQUIRE(ev != nullptr);
+      const uint8_t type = ev->response_type & 0x7f;
+      free(ev);
+      if (type == XCB_MAP_NOTIFY) break;
+    }
+  }
+  ~covering_window() { xcb_disconnect(c_); }
+  covering_window(const covering_window&) = delete;
+  covering_window& operator=(const covering_window&) = delete;
+
+  // The presses X sent the window until now: a round trip first, so every
+  // event generated before it has arrived.
+  int presses() {
+    free(xcb_get_input_focus_reply(c_, xcb_get_input_focus(c_), nullptr));
+    while (xcb_generic_event_t* ev = xcb_poll_for_event(c_)) {
+      presses_ += (ev->response_type & 0x7f) == XCB_BUTTON_PRESS;
+      free(ev);
+    }
+    return presses_;
+  }
+
+ private:
+  xcb_connection_t* c_ = nullptr;
+  xcb_window_t id_ = 0;
+  int presses_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a left_click by mark on a button under another window presses it through its "
+          "accessibility action, and the covering window gets no press; other tools refuse it") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  const area g = app.geometry().at("Apply");
+  ok_call(s, "mouse_move", R"({"coordinate":[5,5]})");
+  covering_window over(x.display(), area{g.x + g.w / 2 - 40, g.y + g.h / 2 - 20, 80, 40});
+
+  json_ptr r = ok_call(s, "left_click", mark_args(apply));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "mark " + std::to_string(apply) +
+                                  " (push button \"Apply\") is under another window: pressed "
+                                  "through its accessibility action \"click\""));
+  CHECK(count_of(app.sync(), "clicked Apply") == 1);
+  CHECK(over.presses() == 0);
+  CHECK(pointer_on(x.display()) == std::make_pair(5, 5));
+
+  const std::string refused = error_text(s, "mouse_move", mark_args(apply));
+  CHECK(contains(refused, "mark " + std::to_string(apply) +
+                              " (push button \"Apply\") is under another window, so the pointer "
+                              "cannot reach it: nothing was pressed"));
+  const std::string right = error_text(s, "right_click", mark_args(apply));
+  CHECK(contains(right, "is under another window, so the pointer cannot reach it"));
+  CHECK(pointer_on(x.display()) == std::make_pair(5, 5));
+  CHECK(app.sync().empty());
+  CHECK(over.presses() == 0);
+}
+
+TEST_CASE("a screenshot after a map does not replace it: a left_click by mark lands on the map's "
+          "element") {
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  const std::vector<map_mark> marks = map_controls(s);
+  const int64_t apply = mark_of(marks, "push button", "Apply");
+  const area g = app.geometry().at("Apply");
+  // A look that is not a map, of a part of the screen (another session).
+  ok_call(s, "screenshot");
+  ok_call(s, "zoom", R"({"region":[0,0,200,150]})");
+  json_ptr r = ok_call(s, "left_click", mark_args(apply));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "mark " + std::to_string(apply) + " (push button \"Apply\")"));
+  const auto [px, py] = pointer_on(x.display());
+  CHECK((px >= g.x && px < g.x + g.w && py >= g.y && py < g.y + g.h));
+  CHECK(count_of(app.sync(), "clicked Apply") == 1);
+}
+
+namespace {
+
+// The 32-bit values of a property of w (CARDINAL), at most 16.
+std::vector<uint32_t> cardinals_of(x_observer& obs, xcb_window_t w, const char* prop) {
+  xcb_connection_t* c = obs.connection();
+  auto* r = xcb_get_property_reply(
+      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 16), nullptr);
+  std::vector<uint32_t> out;
+  if (r != nullptr && r->format == 32) {
+    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
+    out.assign(v, v + xcb_get_property_value_length(r) / 4);
+  }
+  free(r);
+  return out;
+}
+
+// A client's title bar in root pixels: the top of its frame
+// (_NET_FRAME_EXTENTS around its area); empty before the manager framed it.
+area bar_of(x_observer& obs, xcb_window_t w) {
+  const std::vector<uint32_t> e = cardinals_of(obs, w, "_NET_FRAME_EXTENTS");
+  if (e.size() != 4) return {};
+  const area a = x_area(obs, w);
+  return area{a.x - int(e[0]), a.y - int(e[2]), a.w + int(e[0] + e[1]), int(e[2])};
+}
+
+// The window whose WM_NAME is title, among the root's children and theirs
+// (openbox puts a client inside its frame, and xterm's own top level may
+// be read before or after that).
+xcb_window_t client_named(x_observer& obs, const std::string& title) {
+  xcb_connection_t* c = obs.connection();
+  for (xcb_window_t top : obs.top_levels()) {
+    std::vector<xcb_window_t> candidates = {top};
+    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
+    if (t != nullptr) {
+      xcb_window_t* k = xcb_query_tree_children(t);
+      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
+      free(t);
+    }
+    for (xcb_window_t w : candidates) {
+      if (obs.title(w) == title && obs.viewable(w)) return w;
+    }
+  }
+  return XCB_NONE;
+}
+
+bool inside(std::pair<int, int> p, const area& a) {
+  return p.first >= a.x && p.first < a.x + a.w && p.second >= a.y && p.second < a.y + a.h;
+}
+
+}  // namespace
+
+TEST_CASE("a title bar's mark follows its window: dragged by start_mark, moved by X, clicked by "
+          "mark on its new middle; a closed window's bar mark is refused") {
+  xvfb x(1280, 800);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  start_openbox(obs, wm, x.display());
+  xterm_window term(x.display(), "cu-act-bar", 100, 100);
+  std::optional<xterm_window> other(std::in_place, x.display(), "cu-act-gone", 700, 450);
+  xcb_window_t w = XCB_NONE, gone_w = XCB_NONE;
+  wait_until(
+      [&] {
+        w = client_named(obs, "cu-act-bar");
+        gone_w = client_named(obs, "cu-act-gone");
+        return w != XCB_NONE && gone_w != XCB_NONE && bar_of(obs, w).w > 0 &&
+               bar_of(obs, gone_w).w > 0;
+      },
+      "openbox to frame both xterms");
+  server_process s(x.display(), kMarksOn);
+  std::vector<map_mark> marks;
+  int64_t bar = 0, gone = 0;
+  wait_until(
+      [&] {
+        marks = marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["windows"]})"));
+        bar = gone = 0;
+        for (const map_mark& m : marks) {
+          if (m.role == "title bar" && m.name == "cu-act-bar") bar = m.n;
+          if (m.role == "title bar" && m.name == "cu-act-gone") gone = m.n;
+        }
+        return bar != 0 && gone != 0;
+      },
+      "both title bars to be marked");
+  const area before = bar_of(obs, w);
+  INFO("bar before " << before);
+
+  // Dragged by its bar's mark, the window goes with the pointer.
+  json_ptr dragged =
+      ok_call(s, "left_click_drag", R"({"start_mark":)" + std::to_string(bar) +
+                                        R"(,"coordinate":[600,300]})");
+  INFO(text_of(*dragged));
+  wait_until([&] { return bar_of(obs, w).x != before.x; }, "the window to follow the drag");
+  const area dropped = bar_of(obs, w);
+  CHECK(inside({600, 300}, dropped));
+
+  // Moved again by X, behind the server's back: the mark is found on the
+  // window's bar where it is now.
+  const uint32_t to[] = {200, 500};
+  xcb_configure_window(obs.connection(), w, XCB_CONFIG_WINDOW_X | XCB_CONFIG_WINDOW_Y, to);
+  obs.sync();
+  wait_until([&] { return bar_of(obs, w).y != dropped.y; }, "openbox to move the window");
+  const area now = bar_of(obs, w);
+  INFO("bar now " << now);
+  json_ptr r = ok_call(s, "left_click", mark_args(bar));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "mark " + std::to_string(bar) + " (title bar \"cu-act-bar\") moved to"));
+  CHECK(inside(pointer_on(x.display()), now));
+
+  // A window closed: its bar's mark is refused, and the pointer stays.
+  other.reset();
+  wait_until([&] { return !obs.viewable(gone_w); }, "the other xterm to close");
+  const auto still = pointer_on(x.display());
+  const std::string refused = error_text(s, "left_click", mark_args(gone));
+  CHECK(contains(refused, "mark " + std::to_string(gone) + " (title bar \"cu-act-gone\") is stale"));
+  CHECK(contains(refused, "its window shows no title bar now"));
+  CHECK(pointer_on(x.display()) == still);
 }

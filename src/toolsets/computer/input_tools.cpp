@@ -113,22 +113,39 @@ struct aimed_point {
 };
 
 // What a gesture checks on the input actor right before it presses:
-// whether a mark it aims at was drawn on since its map. Then it presses
-// nothing, and stale says which.
+// whether the pointer reaches the window each mark it aims at is in, and
+// whether the mark was drawn on since its map. When either fails it presses
+// nothing, and unreachable (why) or stale says which mark.
 struct press_check {
   std::vector<std::function<bool()>> drawn_on;  // One per mark; null: none.
+  std::vector<device_target> at;                // One per mark.
+  std::vector<uint32_t> window;                 // One per mark; 0: not known.
   std::shared_ptr<std::vector<bool>> stale;
+  std::shared_ptr<std::vector<std::string>> unreachable;
 
-  // Runs the checks: true when nothing was drawn where the marks are.
-  bool clear() const {
-    bool clear = true;
-    for (size_t i = 0; i < drawn_on.size(); ++i) {
+  // Runs the checks: nothing when the gesture may press, else what it
+  // answers instead. Both are made for every mark: a mark that is not
+  // reached where its map saw it may have moved with its window (then it
+  // was drawn on, and is found where it went) or be under another window
+  // (a window mapped over it draws in its box too, and the search for it
+  // among the elements shown does not find it, or finds it in its place).
+  std::optional<tool_result> refuse(input_context& ctx) const {
+    bool reached = true, clear = true;
+    for (size_t i = 0; i < at.size(); ++i) {
+      auto why = ctx.unreachable(at[i], window[i]);
+      if (!why) return tool_result::failure(why.err());
+      if (!why->empty()) {
+        (*unreachable)[i] = std::move(*why);
+        reached = false;
+      }
       if (drawn_on[i] && drawn_on[i]()) {
         (*stale)[i] = true;
         clear = false;
       }
     }
-    return clear;
+    if (!clear) return tool_result::failure("stale");
+    if (!reached) return tool_result::failure("unreachable");
+    return std::nullopt;
   }
 };
 
@@ -189,23 +206,28 @@ result<read_points> read_pointer_args(tool_call& call, std::initializer_list<poi
 // its check; a mark drawn on at the press is found again by the marks room
 // (once: drawn on again, it is refused) and the gesture handed on anew.
 // The notes of marks found elsewhere than their map drew them open the
-// answer.
+// answer. A mark the pointer does not reach at the press is handed to the
+// marks room, which presses it through its element's own action when
+// by_action says the gesture is a plain left click, or refuses it.
 void press(tool_call& call, std::vector<aimed_point> points, std::vector<size_t> by_mark,
-           std::vector<mark_aim> aims, aimed_action act, bool found_again) {
+           std::vector<mark_aim> aims, aimed_action act, bool by_action, bool found_again) {
   std::string notes;
   press_check check;
   check.stale = std::make_shared<std::vector<bool>>(aims.size(), false);
+  check.unreachable = std::make_shared<std::vector<std::string>>(aims.size());
   for (size_t i = 0; i < aims.size(); ++i) {
     points[by_mark[i]].at = aims[i].at;
     points[by_mark[i]].by_mark = aims[i].text;
     if (!aims[i].note.empty()) notes += aims[i].note + "\n";
     check.drawn_on.push_back(aims[i].drawn_on);
+    check.at.push_back(aims[i].at);
+    check.window.push_back(aims[i].window);
   }
   // The input job is then checked against the X server the session was
   // captured from, as a coordinate's is.
   (void)call.session();
-  call.then([notes, stale = check.stale, points, by_mark, aims, act, found_again](
-                tool_call& after, tool_result r) mutable {
+  call.then([notes, stale = check.stale, unreachable = check.unreachable, points, by_mark, aims,
+             act, by_action, found_again](tool_call& after, tool_result r) mutable {
     bool any = false;
     for (size_t i = 0; i < aims.size(); ++i) {
       if (!(*stale)[i]) continue;
@@ -215,35 +237,42 @@ void press(tool_call& call, std::vector<aimed_point> points, std::vector<size_t>
                                   "while it was found; take a new screenshot_marks"));
       }
     }
+    auto* resolver = dynamic_cast<mark_resolver*>(after.service(toolset::marks));
     if (!any) {
+      for (size_t i = 0; i < aims.size(); ++i) {
+        if ((*unreachable)[i].empty()) continue;
+        if (resolver == nullptr) return after.fail("acting by mark needs the marks toolset");
+        return resolver->unreachable(after, aims[i], (*unreachable)[i], by_action);
+      }
       if (!notes.empty() && !r.content.empty() &&
           r.content[0].type == content_block::kind::text) {
         r.content[0].text = notes + r.content[0].text;
       }
       return after.finish(std::move(r));
     }
-    auto* resolver = dynamic_cast<mark_resolver*>(after.service(toolset::marks));
     if (resolver == nullptr) return after.fail("acting by mark needs the marks toolset");
-    resolver->again(after, aims, *stale,
-                    [points = std::move(points), by_mark = std::move(by_mark), act](
+    resolver->again(after, aims, *stale, *unreachable, by_action,
+                    [points = std::move(points), by_mark = std::move(by_mark), act, by_action](
                         tool_call& next, std::vector<mark_aim> found) mutable {
                       press(next, std::move(points), std::move(by_mark), std::move(found), act,
-                            true);
+                            by_action, true);
                     });
   });
   act(call, std::move(points), std::move(check));
 }
 
 // Calls act with the points, in order, and the check its gesture makes
-// before it presses; or fails the call, and nothing is pressed.
-void aim(tool_call& call, read_points read, aimed_action act) {
+// before it presses; or fails the call, and nothing is pressed. by_action:
+// the gesture is a plain left click, which an element's own action can
+// stand in for where the pointer cannot reach it.
+void aim(tool_call& call, read_points read, aimed_action act, bool by_action = false) {
   if (read.refs.empty()) return act(call, std::move(read.points), press_check{});
   auto* resolver = dynamic_cast<mark_resolver*>(call.service(toolset::marks));
   if (resolver == nullptr) return call.fail("acting by mark needs the marks toolset");
   auto aims = resolver->aim(call, read.refs);
   if (!aims) return call.fail(aims.err().message);
   press(call, std::move(read.points), std::move(read.by_mark), std::move(*aims), std::move(act),
-        false);
+        by_action, false);
 }
 
 void click(tool_call& call, uint8_t button, int count) {
@@ -251,6 +280,7 @@ void click(tool_call& call, uint8_t button, int count) {
   if (!points) return call.fail(points.err().message);
   auto mods = optional_modifiers(call);
   if (!mods) return call.fail(mods.err().message);
+  const bool plain_left = button == 1 && count == 1 && !*mods;
   aim(call, std::move(*points),
               [button, count, mods = std::move(*mods)](
                   tool_call& c, std::vector<aimed_point> at, press_check check) mutable {
@@ -258,10 +288,11 @@ void click(tool_call& call, uint8_t button, int count) {
                 if (mods) label += " holding " + mods->text;
                 c.input([p = *at[0].at, button, count, mods = std::move(mods), label, check](
                             input_context& ctx, job_control&) {
-                  if (!check.clear()) return tool_result::failure("stale");
+                  if (auto no = check.refuse(ctx)) return *no;
                   return gesture::click(ctx, p, button, count, mods, label);
                 });
-              });
+              },
+              plain_left);
 }
 
 }  // namespace
@@ -277,7 +308,7 @@ void handle_mouse_move(tool_call& call) {
   if (!points) return call.fail(points.err().message);
   aim(call, std::move(*points), [](tool_call& c, std::vector<aimed_point> at, press_check check) {
     c.input([p = *at[0].at, check](input_context& ctx, job_control&) {
-      if (!check.clear()) return tool_result::failure("stale");
+      if (auto no = check.refuse(ctx)) return *no;
       return gesture::move(ctx, p);
     });
   });
@@ -291,7 +322,7 @@ void handle_left_click_drag(tool_call& call) {
               [](tool_call& c, std::vector<aimed_point> at, press_check check) {
                 c.input([to = *at[0].at, from = at[1].at, check](input_context& ctx,
                                                                  job_control&) {
-                  if (!check.clear()) return tool_result::failure("stale");
+                  if (auto no = check.refuse(ctx)) return *no;
                   return gesture::drag(ctx, from, to);
                 });
               });
@@ -316,7 +347,7 @@ void handle_scroll(tool_call& call) {
                 if (mods) label += " holding " + mods->text;
                 c.input([p = *at[0].at, button, n, mods = std::move(mods), label, check](
                             input_context& ctx, job_control&) {
-                  if (!check.clear()) return tool_result::failure("stale");
+                  if (auto no = check.refuse(ctx)) return *no;
                   return gesture::scroll(ctx, p, button, n, mods, label);
                 });
               });

@@ -56,7 +56,10 @@ class looks final : public room_service, public mark_resolver {
   // latest look.
   result<std::vector<mark_aim>> aim(tool_call& call, const std::vector<mark_ref>& marks) override;
   void again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool> stale,
+             std::vector<std::string> unreachable, bool by_action,
              std::function<void(tool_call&, std::vector<mark_aim>)> next) override;
+  void unreachable(tool_call& call, const mark_aim& aim, const std::string& why,
+                   bool by_action) override;
 
   void cancel(uint64_t) override {}
   void stop() override {}

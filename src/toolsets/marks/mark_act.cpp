@@ -9,17 +9,24 @@
 // accessibility element is then searched for again on the a11y thread by
 // role and name (a11y/text_search.h's actionable mode) and pressed where it
 // is now when exactly one is shown; every other stale mark is refused, so
-// a mark is never applied to whatever the screen shows there now.
+// a mark is never applied to whatever the screen shows there now. Before
+// that, the actor asks whether the pointer reaches the mark's window at
+// its point at all: a left click on an accessibility element it cannot
+// reach (under another window, off the screen) is made through the
+// element's own action instead, found again in its application by role
+// and name; any other mark or gesture there is refused.
 #include <algorithm>
 #include <memory>
 
 #include "build_config.h"
 #include "capture/damage.h"
+#include "desktop/desktop_op.h"
 #include "toolsets/marks/looks.h"
 #include "toolsets/tool_call.h"
 #include "util/str_cat.h"
 
 #if CU_HAVE_A11Y
+#include "a11y/app_ops.h"
 #include "a11y/text_search.h"
 #endif
 
@@ -61,6 +68,35 @@ std::string refusal(const mark_aim& a, std::string_view since, std::string_view 
   return str_cat(a.text, " is stale: ", since, why, "; take a new screenshot_marks");
 }
 
+// Why a mark of look l counts as stale, for its refusal.
+std::string stale_since(tool_call& call, const look& l) {
+  std::string why = unrecorded(call, *l.seen);
+  return why.empty() ? str_cat("the screen changed there since look ", std::to_string(l.id)) : why;
+}
+
+// A mark found again at now (root pixels): aimed at its centre, with the
+// note that opens the answer.
+void found_at(mark_aim& a, const look_record& seen, const mark& m, const rect& now) {
+  a.at = device_target{point{now.x + now.w / 2, now.y + now.h / 2}, 0};
+  a.drawn_on = nullptr;
+  auto then_box = box_on_root(seen, m.what.box);
+  if (!then_box || now != *then_box) {
+    const std::string where =
+        seen.session.window == 0
+            ? str_cat(point_text(device_to_image(seen.session, a.at.p)), " in the image")
+            : str_cat(point_text(a.at.p), " on the screen");
+    a.note = str_cat(a.text, " moved to ", where, " since look ", std::to_string(a.look));
+  } else {
+    a.note = str_cat(a.text, " was redrawn since look ", std::to_string(a.look),
+                     " and found again in its place");
+  }
+}
+
+bool is_title_bar(const mark& m) {
+  return m.what.source == mark_source::windows && m.what.role == "title bar" &&
+         m.what.window != 0;
+}
+
 }  // namespace
 
 result<std::vector<mark_aim>> looks::aim(tool_call& call, const std::vector<mark_ref>& refs) {
@@ -99,6 +135,7 @@ result<std::vector<mark_aim>> looks::aim(tool_call& call, const std::vector<mark
     a.text = mark_text(*m);
     a.look = l->id;
     a.n = ref.n;
+    a.window = m->what.window;
     if (recorded) {
       // The monitor lives as long as the server; the actor calls this
       // before its own stop.
@@ -117,6 +154,7 @@ result<std::vector<mark_aim>> looks::aim(tool_call& call, const std::vector<mark
 }
 
 void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool> stale,
+                  std::vector<std::string> unreachable, bool by_action,
                   std::function<void(tool_call&, std::vector<mark_aim>)> next) {
   // The marks found again, with what their looks saw of them.
   struct lost {
@@ -126,6 +164,7 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
     std::string since;
   };
   std::vector<lost> lose;
+  std::vector<size_t> bars;
   for (size_t i = 0; i < aims.size(); ++i) {
     if (!stale[i]) continue;
     const look* l = find(aims[i].look);
@@ -134,19 +173,60 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
                                " is no longer kept"));
     }
     const mark* m = mark_numbered(*l->seen, aims[i].n);
-    std::string why = unrecorded(call, *l->seen);
-    std::string since =
-        why.empty() ? str_cat("the screen changed there since look ", std::to_string(l->id)) : why;
-    if (m->what.source != mark_source::a11y) return call.fail(refusal(aims[i], since, ""));
+    std::string since = stale_since(call, *l);
+    if (is_title_bar(*m)) {
+      bars.push_back(i);
+      continue;
+    }
+    if (m->what.source != mark_source::a11y) {
+      // Not reached where it was, it is refused with that reason.
+      if (!unreachable[i].empty()) return this->unreachable(call, aims[i], unreachable[i], false);
+      return call.fail(refusal(aims[i], since, ""));
+    }
     lose.push_back(lost{i, l->seen, m, std::move(since)});
   }
+  if (!bars.empty()) {
+    // A title bar is its window's: found again as that window's bar now
+    // (the desktop thread lists the shown bars, each the widest piece no
+    // window above covers), wherever the window went; refused when the
+    // window shows none. Then the elements, if any are stale too.
+    auto shown = std::make_shared<std::vector<title_bar>>();
+    call.then([this, shown, bars, aims = std::move(aims), stale = std::move(stale),
+               unreachable = std::move(unreachable), by_action,
+               next](tool_call& after, tool_result res) mutable {
+      for (size_t i : bars) {
+        const look* l = find(aims[i].look);
+        if (l == nullptr) {
+          return after.fail(refusal(aims[i], str_cat("look ", std::to_string(aims[i].look)),
+                                    " is no longer kept"));
+        }
+        const mark* m = mark_numbered(*l->seen, aims[i].n);
+        const title_bar* now = nullptr;
+        for (const title_bar& b : *shown) {
+          if (b.window == m->what.window) now = &b;
+        }
+        if (res.is_error || now == nullptr) {
+          return after.fail(refusal(aims[i], stale_since(after, *l),
+                                    " and its window shows no title bar now (it is gone, "
+                                    "minimized or covered)"));
+        }
+        found_at(aims[i], *l->seen, *m, now->box);
+        stale[i] = false;
+        unreachable[i].clear();
+      }
+      again(after, std::move(aims), std::move(stale), std::move(unreachable), by_action,
+            std::move(next));
+    });
+    return call.desktop(make_title_bars(shown, nullptr));
+  }
+  if (lose.empty()) return next(call, std::move(aims));
 #if CU_HAVE_A11Y
   auto io = std::make_shared<a11y_text_search>();
   io->actionable = true;
   io->max_results = kMostElements;
   io->area = rect{0, 0, 1 << 15, 1 << 15};
-  call.then([io, aims = std::move(aims), lose = std::move(lose), next](
-                tool_call& after, tool_result res) mutable {
+  call.then([this, io, aims = std::move(aims), lose = std::move(lose), unreachable, by_action,
+             next](tool_call& after, tool_result res) mutable {
     if (res.is_error || !io->unavailable.empty()) {
       const std::string why =
           res.is_error ? (res.content.empty() ? std::string("failed") : res.content[0].text)
@@ -164,6 +244,12 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
         found = &h;
         ++count;
       }
+      // Not shown where the pointer reached it: under another window
+      // (which the search's occlusion check left it out for), or moved
+      // there.
+      if (count == 0 && !unreachable[x.i].empty()) {
+        return this->unreachable(after, a, unreachable[x.i], by_action);
+      }
       if (count != 1) {
         return after.fail(refusal(a, x.since,
                                   count == 0 ? std::string(" and the element is not found")
@@ -172,27 +258,57 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
       }
       const rect now{found->box.x + io->origin.x, found->box.y + io->origin.y, found->box.w,
                      found->box.h};
-      a.at = device_target{point{now.x + now.w / 2, now.y + now.h / 2}, 0};
-      a.drawn_on = nullptr;
-      auto then_box = box_on_root(*x.seen, x.m->what.box);
-      if (!then_box || now != *then_box) {
-        const std::string where =
-            x.seen->session.window == 0
-                ? str_cat(point_text(device_to_image(x.seen->session, a.at.p)), " in the image")
-                : str_cat(point_text(a.at.p), " on the screen");
-        a.note = str_cat(a.text, " moved to ", where, " since look ", std::to_string(a.look));
-      } else {
-        a.note = str_cat(a.text, " was redrawn since look ", std::to_string(a.look),
-                         " and found again in its place");
-      }
+      found_at(a, *x.seen, *x.m, now);
+      a.window = found->window;
     }
     next(after, std::move(aims));
   });
   call.a11y(make_text_search(io));
 #else
   (void)next;
+  (void)by_action;
   call.fail(refusal(aims[lose.front().i], lose.front().since,
                     " and this server cannot read the accessibility tree to find it again"));
+#endif
+}
+
+void looks::unreachable(tool_call& call, const mark_aim& aim, const std::string& why,
+                        bool by_action) {
+  const look* l = find(aim.look);
+  const mark* m = l == nullptr ? nullptr : mark_numbered(*l->seen, aim.n);
+  const bool element = m != nullptr && m->what.source == mark_source::a11y && m->what.pid > 0;
+  std::string refused = str_cat(aim.text, " ", why, ", so the pointer cannot reach it: nothing was "
+                                "pressed; ");
+  if (!element) {
+    return call.fail(str_cat(refused, "bring its window to the front (focus_window) or on the "
+                                      "screen, then take a new screenshot_marks"));
+  }
+  if (!by_action) {
+    return call.fail(str_cat(refused, "left_click presses its element through its own action, "
+                                      "or bring its window to the front (focus_window) first"));
+  }
+#if CU_HAVE_A11Y
+  auto then_box = box_on_root(*l->seen, m->what.box);
+  a11y_press_by_name want;
+  want.pid = m->what.pid;
+  want.role = m->what.role;
+  want.name = m->what.name;
+  if (then_box) want.frame = *then_box;
+  auto out = std::make_shared<a11y_outcome>();
+  call.then([out, text = aim.text, why](tool_call& after, tool_result r) {
+    if (r.is_error) {
+      const std::string reason =
+          r.content.empty() ? std::string("the action failed") : r.content[0].text;
+      return after.fail(str_cat(text, " ", why, " and its accessibility action was not done: ",
+                                reason, "; nothing was pressed"));
+    }
+    after.finish(tool_result::text(str_cat(text, " ", why, ": pressed through its accessibility "
+                                           "action \"", out->action, "\"")));
+  });
+  call.a11y(make_press_by_name(std::move(want), out));
+#else
+  call.fail(str_cat(refused, "this server cannot read the accessibility tree to press it "
+                             "through its own action"));
 #endif
 }
 

@@ -92,11 +92,14 @@ void title_bar_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_
       req->unavailable.push_back("windows: " + (r.content.empty() ? std::string("failed") : r.content[0].text));
     }
     for (const title_bar& b : *bars) {
-      req->on_root.push_back(mark_candidate{"title bar", b.title, b.box, mark_source::windows});
+      mark_candidate c{"title bar", b.title, b.box, mark_source::windows};
+      c.window = b.window;
+      req->on_root.push_back(std::move(c));
     }
     for (const control_window& w : *controls) {
       mark_candidate c{control_role(w), w.name, w.box, mark_source::windows};
       c.named_by_text = true;
+      c.window = w.id;
       req->on_root.push_back(std::move(c));
     }
     capture_step(next, req, window, area);
@@ -151,7 +154,10 @@ void handle_screenshot_marks(tool_call& call) {
       }
       for (const a11y_text_hit& h : io->hits) {
         const rect on_root{h.box.x + io->origin.x, h.box.y + io->origin.y, h.box.w, h.box.h};
-        req->on_root.push_back(mark_candidate{h.role, h.text, on_root, mark_source::a11y});
+        mark_candidate c{h.role, h.text, on_root, mark_source::a11y};
+        c.window = h.window;
+        c.pid = h.pid;
+        req->on_root.push_back(std::move(c));
       }
       after_a11y(next);
     });
