@@ -116,6 +116,9 @@ class gtk_app {
 
   void move(int x, int y) { program_.send("move " + std::to_string(x) + " " + std::to_string(y)); }
 
+  // A command line to the application (its docstring lists them).
+  void send(const std::string& line) { program_.send(line); }
+
   const std::map<std::string, area>& geometry() const { return geoms_; }
 
  private:
@@ -619,4 +622,39 @@ TEST_CASE("a title bar's mark follows its window: dragged by start_mark, moved b
   CHECK(contains(refused, "mark " + std::to_string(gone) + " (title bar \"cu-act-gone\") is stale"));
   CHECK(contains(refused, "its window shows no title bar now"));
   CHECK(pointer_on(x.display()) == still);
+}
+
+TEST_CASE("a redrawn mark with a twin of the same role and name is pressed where it was, not "
+          "refused") {
+  // Two buttons labelled alike: after the window draws itself again both
+  // marks count as drawn on, and the one still exactly where the mark was
+  // is the same element by all the tree says.
+  REQUIRE(getenv("DBUS_SESSION_BUS_ADDRESS") != nullptr);
+  xvfb x(1280, 800);
+  gtk_app app(x.display());
+  server_process s(x.display(), kMarksOn);
+  app.send("twins");
+  REQUIRE(count_of(app.sync(), "added Twins") == 1);
+  std::vector<map_mark> marks;
+  std::vector<int64_t> twins;
+  wait_until(
+      [&] {
+        marks = marks_of(*ok_call(s, "screenshot_marks", R"({"sources":["a11y"]})"));
+        twins.clear();
+        for (const map_mark& m : marks) {
+          if (m.role == "push button" && m.name == "Twin") twins.push_back(m.n);
+        }
+        return twins.size() == 2;
+      },
+      "both twins to be marked");
+  // Marks are numbered top to bottom: the second is the lower button.
+  app.send("redraw");
+  REQUIRE(app.sync().empty());
+  json_ptr r = ok_call(s, "left_click", mark_args(twins[1]));
+  INFO(text_of(*r));
+  CHECK(contains(text_of(*r), "was redrawn since look"));
+  CHECK(contains(text_of(*r), "found again in its place"));
+  const std::vector<std::string> events = app.sync();
+  CHECK(count_of(events, "clicked Twin 2") == 1);
+  CHECK(count_of(events, "clicked Twin 1") == 0);
 }

@@ -92,6 +92,14 @@ void found_at(mark_aim& a, const look_record& seen, const mark& m, const rect& n
   }
 }
 
+// Whether two boxes on the root are one place: each edge within 3 pixels
+// (a map's box came through the image's scale and back).
+bool same_place(const rect& a, const rect& b) {
+  auto near = [](int u, int v) { return u - v <= 3 && v - u <= 3; };
+  return near(a.x, b.x) && near(a.y, b.y) && near(a.x + a.w, b.x + b.w) &&
+         near(a.y + a.h, b.y + b.h);
+}
+
 bool is_title_bar(const mark& m) {
   return m.what.source == mark_source::windows && m.what.role == "title bar" &&
          m.what.window != 0;
@@ -249,6 +257,26 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
       // there.
       if (count == 0 && !unreachable[x.i].empty()) {
         return this->unreachable(after, a, unreachable[x.i], by_action);
+      }
+      // Twins (a page of "togglebutton"s): the one still where the mark
+      // was is the same element by everything the tree says of it; a
+      // twin elsewhere could be any of them.
+      if (count > 1) {
+        auto then_box = box_on_root(*x.seen, x.m->what.box);
+        const a11y_text_hit* in_place = nullptr;
+        int in_place_count = 0;
+        for (const a11y_text_hit& h : io->hits) {
+          if (!then_box || h.role != x.m->what.role || h.text != x.m->what.name) continue;
+          const rect now{h.box.x + io->origin.x, h.box.y + io->origin.y, h.box.w, h.box.h};
+          if (same_place(now, *then_box)) {
+            in_place = &h;
+            ++in_place_count;
+          }
+        }
+        if (in_place_count == 1) {
+          found = in_place;
+          count = 1;
+        }
       }
       if (count != 1) {
         return after.fail(refusal(a, x.since,

@@ -46,6 +46,10 @@ event is one line on stdout, flushed:
 
 A line "move X Y" on stdin moves the window to X,Y (x11-marks_act's stale
 marks) and prints nothing; a "geometry" after it says where it went.
+A line "twins" adds two buttons both labelled "Twin" below the others and
+prints "added Twins"; a click on one prints "clicked Twin 1" or "clicked
+Twin 2". A line "redraw" has GTK draw the whole window again (the same
+pixels, but X DAMAGE reports them) and prints nothing.
 
 A geom line is the widget's allocation in root (screen) coordinates as X
 says it: the origin of the toplevel's GdkWindow from a TranslateCoordinates
@@ -188,6 +192,15 @@ class App:
             # toplevel: X moves it at once (the geometry lines then say so).
             _, x, y = line.split()
             self.window.move(int(x), int(y))
+        elif line.strip() == "twins":
+            for i in (1, 2):
+                twin = Gtk.Button(label="Twin")
+                twin.connect("clicked", lambda _b, i=i: say("clicked Twin %d" % i))
+                self.box.pack_start(twin, False, False, 0)
+                twin.show()
+            say("added Twins")
+        elif line.strip() == "redraw":
+            self.window.queue_draw()
         elif line.strip() == "geometry":
             def answer():
                 self.print_geometry()
