@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <xkbcommon/xkbcommon.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -39,6 +40,9 @@ constexpr size_t kKeyEveryCropBytes = size_t{8} << 20;
 // its crops would cost about as much.
 constexpr double kMostDeltaShare = 0.5;
 constexpr size_t kMostCrops = 16;
+// Room kept in every part for its closing "end" record, so a part stays
+// within CU_TRACE_MAX_BYTES with it.
+constexpr size_t kEndRoom = 128;
 
 std::string utc_text(std::time_t t, const char* format) {
   std::tm tm{};
@@ -266,12 +270,9 @@ void recorder::rotate() {
   take_frame(true);
 }
 
-void recorder::write_record(const std::string& line, bool delta_frame) {
+void recorder::write_record(const std::string& line) {
   if (fd_ < 0) return;
-  if (file_bytes_ + line.size() > cfg_.max_bytes && file_has_key_) {
-    rotate();
-    if (delta_frame) return;
-  }
+  if (file_bytes_ + line.size() + kEndRoom > cfg_.max_bytes && file_has_key_) rotate();
   append(line);
 }
 
@@ -411,11 +412,17 @@ void recorder::take_frame(bool key) {
     key = true;
     crops = {rect{0, 0, scale.w, scale.h}};
   }
-  // The frame's scaled rows, made once and cut into crops.
-  std::vector<uint8_t> rgb(size_t(scale.w) * scale.h * 3);
+  // The frame's scaled rows, made once and cut into crops: only the rows a
+  // crop covers are scaled, and the buffer is left uninitialized so the
+  // rows never scaled are never made resident either.
+  std::unique_ptr<uint8_t[]> rgb(new uint8_t[size_t(scale.w) * scale.h * 3]);
+  std::vector<uint8_t> wanted(size_t(scale.h), 0);
+  for (const rect& c : crops) std::fill_n(wanted.begin() + c.y, c.h, uint8_t{1});
   area_scaler scaler(pixels->area.w, pixels->area.h, scale.w, scale.h, pixels->layout);
   for (int y = 0; y < scale.h; ++y) {
-    scaler.row(pixels->data, pixels->stride, y, rgb.data() + size_t(y) * scale.w * 3);
+    if (wanted[size_t(y)]) {
+      scaler.row(pixels->data, pixels->stride, y, rgb.get() + size_t(y) * scale.w * 3);
+    }
   }
   const uint64_t n = frame_n_.load() + 1;
   std::string j;
@@ -428,7 +435,7 @@ void recorder::take_frame(bool key) {
   size_t bytes = 0;
   for (const rect& c : crops) {
     auto png = encode_png_rgb(c.w, c.h, [&](int y, uint8_t* row) {
-      std::memcpy(row, rgb.data() + (size_t(c.y + y) * scale.w + size_t(c.x)) * 3,
+      std::memcpy(row, rgb.get() + (size_t(c.y + y) * scale.w + size_t(c.x)) * 3,
                   size_t(c.w) * 3);
     });
     if (!png) {
@@ -441,29 +448,24 @@ void recorder::take_frame(bool key) {
     w.end_array().key("png").base64(png->data.get(), png->size).end_object();
   }
   w.end_array().end_object();
+  const std::string line = script_line(j);
+  if (file_bytes_ + line.size() + kEndRoom > cfg_.max_bytes && file_has_key_) {
+    // This part is full: the next one opens with a key frame of its own,
+    // taken now, which shows this screen too and takes this number.
+    rotate();
+    return;
+  }
   mark_ = mark;
   if (key) {
     frames_since_key_ = 0;
     crop_bytes_since_key_ = 0;
+    file_has_key_ = true;
   } else {
     ++frames_since_key_;
     crop_bytes_since_key_ += bytes;
   }
   frame_n_.store(n);
-  // A key frame is written as it is (rotating first if it must, which takes
-  // a key frame of its own: this one is then the next); a delta frame that
-  // would pass the bound is dropped for the new part's key frame.
-  if (key) {
-    if (file_bytes_ + j.size() > cfg_.max_bytes && file_has_key_) {
-      frame_n_.store(n - 1);
-      rotate();
-      return;
-    }
-    append(script_line(j));
-    file_has_key_ = true;
-  } else {
-    write_record(script_line(j), true);
-  }
+  append(line);
 }
 
 void recorder::writer_main() {
@@ -493,9 +495,9 @@ void recorder::writer_main() {
         w.begin_object().key("kind").string("dropped");
         w.key("t").number(ms_since_start(clock_type::now()));
         w.key("records").number(int64_t(dropped)).end_object();
-        write_record(script_line(j), false);
+        write_record(script_line(j));
       }
-      write_record(call_line(c), false);
+      write_record(call_line(c));
       lock.lock();
     }
     if (frame_wanted_) {
@@ -514,7 +516,7 @@ void recorder::writer_main() {
         queue_.pop_front();
         queued_bytes_ -= c.bytes;
         lock.unlock();
-        write_record(call_line(c), false);
+        write_record(call_line(c));
         lock.lock();
       }
       lock.unlock();
@@ -526,7 +528,7 @@ void recorder::writer_main() {
           json_writer w(j);
           w.begin_object().key("kind").string("settled");
           w.key("seq").number(int64_t(seq)).key("frame").number(int64_t(n)).end_object();
-          write_record(script_line(j), false);
+          write_record(script_line(j));
         }
       }
       lock.lock();

@@ -120,9 +120,9 @@ class recorder {
   // cannot say what changed; nothing when nothing did. Writes it.
   void take_frame(bool key);
   // Writes line as one record, rotating first when it would pass the
-  // bound (a frame's delta is dropped then: the new file's key frame
-  // shows the same screen).
-  void write_record(const std::string& line, bool delta_frame);
+  // bound. (A frame checks the bound itself: past it, the new part's key
+  // frame is that frame.)
+  void write_record(const std::string& line);
   // One write(2) of line, whole.
   void append(std::string_view line);
   // Ends this file and starts the next part with a start record and a key frame.
