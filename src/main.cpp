@@ -24,7 +24,7 @@ namespace {
 
 void usage(FILE* f) {
   fputs(
-      "usage: computer-use-mcp [--help] [--version] [--toolsets LIST]\n"
+      "usage: computer-use-mcp [--help] [--version] [--toolsets LIST] [--trace DIR]\n"
       "\n"
       "A stdio MCP server for the Anthropic computer-use tools on an X11 display.\n"
       "It speaks newline-delimited JSON-RPC on stdin and stdout; logs go to stderr.\n"
@@ -33,6 +33,8 @@ void usage(FILE* f) {
       "  --toolsets LIST       the toolsets tools/list offers, comma-separated, or all;\n"
       "                        computer (the 24 tools) is always on; overrides CU_TOOLSETS.\n"
       "                        Toolsets: computer, windows, vision, a11y (with libatspi)\n"
+      "  --trace DIR           record every tool call and the screen around it into\n"
+      "                        DIR (the flight recorder); overrides CU_TRACE_DIR\n"
       "\n"
       "Environment:\n"
       "  DISPLAY               X display to drive (default :10)\n"
@@ -53,7 +55,13 @@ void usage(FILE* f) {
       "                        one paced by an X round trip only)\n"
       "  CU_INPUT_GUARD        0 disables the process that releases input if we are killed\n"
       "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n"
-      "  CU_TOOLSETS           toolsets, as --toolsets (default computer)\n",
+      "  CU_TOOLSETS           toolsets, as --toolsets (default computer)\n"
+      "  CU_TRACE_DIR          record a trace into this directory, as --trace (default\n"
+      "                        empty: off)\n"
+      "  CU_TRACE_REDACT_TEXT  1: typed text and clipboard text are left out of traces\n"
+      "  CU_TRACE_MAX_BYTES    a trace file's size bound before the next part starts\n"
+      "                        (default 67108864)\n"
+      "  CU_TRACE_KEEP         trace files kept per trace, the oldest deleted (default 8)\n",
       f);
 }
 
@@ -61,7 +69,16 @@ void usage(FILE* f) {
 
 int main(int argc, char** argv) {
   const char* toolsets_arg = nullptr;
+  const char* trace_arg = nullptr;
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+      trace_arg = argv[++i];
+      continue;
+    }
+    if (strncmp(argv[i], "--trace=", 8) == 0) {
+      trace_arg = argv[i] + 8;
+      continue;
+    }
     if (strcmp(argv[i], "--toolsets") == 0 && i + 1 < argc) {
       toolsets_arg = argv[++i];
       continue;
@@ -105,6 +122,7 @@ int main(int argc, char** argv) {
 
   cu::config cfg = cu::config_from_env();
   if (toolsets_arg != nullptr) cfg.toolsets = toolsets_arg;
+  if (trace_arg != nullptr) cfg.trace_dir = trace_arg;
   auto toolsets = cu::parse_toolsets(cfg.toolsets);
   if (!toolsets) {
     fprintf(stderr, "computer-use-mcp: %s %s\n", toolsets_arg ? "--toolsets:" : "CU_TOOLSETS:",

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -42,9 +43,13 @@ struct reply_to {
   // step's result as the line it will become.
   std::string id_json;
   rpc_era era = rpc_era::legacy;  // The shape of the line, for form::line.
+  // The flight recorder is on: a line's completion also carries the result
+  // it was rendered from (completion::traced), so the call's record is
+  // written from values and never parses its base64 back.
+  bool keep_result = false;
 
   static reply_to line(std::string id_json, rpc_era era) {
-    return {form::line, std::move(id_json), era};
+    return {form::line, std::move(id_json), era, false};
   }
   static reply_to result() { return {}; }
   bool is_line() const { return how == form::line; }
@@ -72,6 +77,11 @@ struct completion {
   // switch_display chose this display area (nothing inside: the whole
   // screen).
   std::optional<std::optional<rect>> display_area;
+  // With reply_to::keep_result: the result the line was rendered from, its
+  // images shared with the line's, not copied.
+  // Shared, not an optional: GCC 12 warns of a second optional result in
+  // every completion moved (a maybe-uninitialized false positive).
+  std::shared_ptr<const tool_result> traced;
   // seq 0 only: news of the screen (see screen_report).
   std::optional<screen_report> screen;
 };
@@ -80,6 +90,7 @@ struct completion {
 // response line, or carried as it is.
 inline void set_outcome(completion& c, const reply_to& reply, tool_result r) {
   if (reply.is_line()) {
+    if (reply.keep_result) c.traced = std::make_shared<const tool_result>(r);
     c.line = render_tool_response(reply.id_json, r, reply.era);
     c.is_error = r.is_error;
   } else {

@@ -33,6 +33,7 @@ input_actor::input_actor(input_config cfg, input_guard guard, server_generation&
       last_activity_ns_(now_ns()) {
   ctx_.wait_until = [this](clock_type::time_point t) { return serve_until(t); };
   ctx_.set_pacing(cfg_.pacing);
+  ctx_.on_event = cfg_.on_event;
   thread_ = std::thread(&input_actor::thread_main, this);
 }
 
@@ -250,6 +251,7 @@ void input_actor::run_job(input_job& job) {
   if (!(job.read_only && last_read_only_)) ctx_.forget_pointer();
   last_read_only_ = job.read_only;
   running_seq_ = job.seq;
+  ctx_.event_seq = job.seq;
   running_cancelled_ = false;
   // Input right after input waits until the application has taken it
   // (docs/input.md, "Pacing"); a cancellation meanwhile ends the job
@@ -265,6 +267,7 @@ void input_actor::run_job(input_job& job) {
   if (!job.read_only) ctx_.note_input();
   bool cancelled = running_cancelled_;
   running_seq_ = 0;
+  ctx_.event_seq = 0;
   running_cancelled_ = false;
   if (cancelled) {
     ctx_.release_keys(ctl.held_keys);

@@ -68,6 +68,9 @@ struct input_config {
   // Input that follows input waits until the screen has been quiet
   // (input_context::pace); quiet_ms 0: never.
   input_context::pacing pacing;
+  // The flight recorder's sink for every piece of input sent (empty: none;
+  // input_context::on_event).
+  std::function<void(const input_event&)> on_event;
 };
 
 class input_actor {

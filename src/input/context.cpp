@@ -168,6 +168,33 @@ void input_context::clear_stranded() {
 
 void input_context::fake(uint8_t type, uint8_t detail, int16_t x, int16_t y) {
   xcb_test_fake_input(conn_.get(), type, detail, XCB_CURRENT_TIME, root_, x, y, 0);
+  if (on_event) report(type, detail, x, y);
+}
+
+void input_context::report(uint8_t type, uint8_t detail, int16_t x, int16_t y) {
+  input_event e;
+  e.seq = event_seq;
+  e.at = clock_type::now();
+  switch (type) {
+    case XCB_MOTION_NOTIFY:
+      e.type = input_event::kind::move;
+      e.x = x;
+      e.y = y;
+      break;
+    case XCB_BUTTON_PRESS:
+    case XCB_BUTTON_RELEASE:
+      e.type = type == XCB_BUTTON_PRESS ? input_event::kind::press : input_event::kind::release;
+      e.button = detail;
+      break;
+    default:
+      e.type = input_event::kind::key;
+      e.keycode = detail;
+      e.down = type == XCB_KEY_PRESS;
+      e.keysym = detail == hint_keycode_ && hint_keysym_ != 0 ? hint_keysym_
+                                                               : layout_.base_keysym(detail);
+      break;
+  }
+  on_event(e);
 }
 
 bool input_context::pause_ms(double ms) {
@@ -551,7 +578,10 @@ result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) 
                           "held by another hold_key); nothing was pressed");
   }
   std::vector<uint8_t> pressed;
-  for (const key_stroke& stroke : strokes) {
+  for (size_t i = 0; i < strokes.size(); ++i) {
+    const key_stroke& stroke = strokes[i];
+    hint_keycode_ = stroke.keycode;
+    hint_keysym_ = chord.keys[i];
     for (int bit = 0; bit < 8; ++bit) {
       if (stroke.mods & (1u << bit)) {
         uint8_t mk = layout_.modifier_key(bit);
@@ -621,6 +651,8 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
     // The same key held by a hold is released first, or its press would
     // only be an auto-repeat.
     set_down(stroke->keycode, false);
+    hint_keycode_ = stroke->keycode;
+    hint_keysym_ = sym;
     set_down(stroke->keycode, true);
     set_down(stroke->keycode, false);
     for (size_t m = nmods; m-- > 0;) set_down(mods[m], false);

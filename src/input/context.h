@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/geometry.h"
+#include "core/input_event.h"
 #include "input/guard.h"
 #include "input/keys.h"
 #include "util/result.h"
@@ -69,6 +70,11 @@ class input_context {
   // cancelled, or the server is stopping). Set by the actor.
   std::function<bool(clock_type::time_point)> wait_until;
   bool pause_ms(double ms);
+  // The flight recorder's sink (empty: none): told of every move, button
+  // and key sent, with event_seq, the call of the job running (the actor
+  // sets it). Called on this thread; it must not block.
+  std::function<void(const input_event&)> on_event;
+  uint64_t event_seq = 0;
   double type_delay_ms() const { return type_delay_ms_; }
 
   // Pacing (docs/input.md, "Pacing"): input that follows other input waits
@@ -184,6 +190,12 @@ class input_context {
   // modifiers for a moment); tells the guard first.
   void set_down(uint8_t keycode, bool down);
   void fake(uint8_t type, uint8_t detail, int16_t x = 0, int16_t y = 0);
+  // Tells on_event of what fake sent.
+  void report(uint8_t type, uint8_t detail, int16_t x, int16_t y);
+  // The keysym the next press of this keycode is for (type, a chord), so
+  // the recorder names what was typed rather than the key's first keysym.
+  uint8_t hint_keycode_ = 0;
+  keysym_t hint_keysym_ = 0;
   // For x11_alive: notes an event that says the keymap changed.
   static void note_event(void* self, xcb_generic_event_t* ev);
   void clear_stranded();

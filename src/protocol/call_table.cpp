@@ -172,7 +172,9 @@ class table_tool_call final : public tool_call {
   reply_to reply() {
     if (in_batch_) return reply_to::result();
     if (f().next) return reply_to{reply_to::form::result, f().id_json, f().era};
-    return reply_to::line(f().id_json, f().era);
+    reply_to to = reply_to::line(f().id_json, f().era);
+    to.keep_result = t_.ctx_.trace != nullptr;
+    return to;
   }
 
   call_table& t_;
@@ -237,7 +239,10 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
   if (log_wanted(log_level::debug)) calls_.at(seq).tool = std::string(name.substr(0, 64));
   object args = empty_args_;
   element a;
-  if (params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null()) {
+  const bool sent_args =
+      params->at_key("arguments").get(a) == simdjson::SUCCESS && !a.is_null();
+  if (ctx_.trace != nullptr) ctx_.trace->call_started(seq, id_json, name, sent_args ? &a : nullptr);
+  if (sent_args) {
     if (!a.is_object()) {
       answer(seq, tool_result::failure("Invalid argument \"arguments\": expected an object"));
       return;
@@ -308,13 +313,16 @@ void call_table::answer(uint64_t seq, std::optional<tool_result> r) {
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
   if (!r) return complete(seq, std::string(), false);
-  complete(seq, render_tool_response(it->second.id_json, *r, it->second.era), r->is_error);
+  complete(seq, render_tool_response(it->second.id_json, *r, it->second.era), r->is_error, &*r);
 }
 
-void call_table::complete(uint64_t seq, std::string line, bool is_error) {
+void call_table::complete(uint64_t seq, std::string line, bool is_error, const tool_result* r) {
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
   call_state& f = it->second;
+  if (ctx_.trace != nullptr) {
+    ctx_.trace->call_ended(seq, line.empty() ? nullptr : r, f.cancelled, f.traced_frame);
+  }
   progress_.stop(seq);
   watches_.stop(seq);
   std::function<void()> written;
@@ -377,6 +385,7 @@ void call_table::on_completion(completion& c) {
   if (c.was_input) captures_.note_input();
   if (it == calls_.end()) return;
   call_state& f = it->second;
+  if (c.was_input || (c.was_capture && !c.handed_on)) f.traced_frame = true;
   if (f.next) return run_next(c.seq, std::move(c.result));
   if (f.until && c.was_capture) {
     // The look is back: the call waits on the screen again.
@@ -386,7 +395,7 @@ void call_table::on_completion(completion& c) {
   if (f.batch) {
     deliver(c.seq, std::move(c.result));
   } else {
-    complete(c.seq, std::move(c.line), c.is_error);
+    complete(c.seq, std::move(c.line), c.is_error, c.traced.get());
   }
 }
 

@@ -41,6 +41,7 @@
 #include "toolsets/grants.h"
 #include "toolsets/registry.h"
 #include "toolsets/vision/find_until.h"
+#include "trace/recorder.h"
 #include "util/config.h"
 
 namespace cu {
@@ -68,6 +69,8 @@ struct call_context {
   std::function<bool()> stopping;
   // A call ended: backpressure may ease, and a stop may finish.
   std::function<void()> on_call_end;
+  // The flight recorder, or null (CU_TRACE_DIR is not set).
+  recorder* trace = nullptr;
 };
 
 class call_table final : public batch_host, public until_host {
@@ -135,6 +138,9 @@ class call_table final : public batch_host, public until_host {
     // The tool's name (at most 64 bytes) when debug lines were wanted as
     // the call started; its end is logged when set.
     std::string tool;
+    // The call (or one of its steps) sent input or captured the screen:
+    // the flight recorder takes a frame after it.
+    bool traced_frame = false;
     std::unique_ptr<batch_run> batch;
     std::shared_ptr<rpc_group> group;
     std::unique_ptr<find_until> until;
@@ -158,8 +164,10 @@ class call_table final : public batch_host, public until_host {
     e.submit(std::move(job));
   }
   // Ends call seq with its answer line (ignored when it was cancelled;
-  // empty: no answer); is_error: the answer is a tool error, for the log.
-  void complete(uint64_t seq, std::string line, bool is_error);
+  // empty: no answer); is_error: the answer is a tool error, for the log;
+  // r: the result the line was rendered from, for the flight recorder
+  // (null: not kept, or none).
+  void complete(uint64_t seq, std::string line, bool is_error, const tool_result* r = nullptr);
   // Ends call seq with r rendered as its answer (nothing: unanswered).
   void answer(uint64_t seq, std::optional<tool_result> r);
   // A piece of call seq's work came back: r, or nothing when it was

@@ -159,6 +159,20 @@ std::vector<std::pair<toolset, room_service*>> service_pointers(
 // The longest line the kept parser takes; requests are normally tiny.
 constexpr size_t kParserKeepBytes = size_t{1} << 20;
 
+// The flight recorder when CU_TRACE_DIR (or --trace) names a directory.
+// One that cannot be written is said once on stderr, and the server runs
+// untraced: a recorder is a witness, and must not take the service down.
+std::unique_ptr<recorder> open_trace(const config& cfg, server_generation& generation) {
+  if (cfg.trace_dir.empty()) return nullptr;
+  auto r = recorder::open(trace_config_of(cfg), generation);
+  if (!r) {
+    log(log_level::warn, "trace: %s; running without a trace", r.err().message.c_str());
+    return nullptr;
+  }
+  log(log_level::info, "trace: recording to %s", (*r)->path().c_str());
+  return std::move(*r);
+}
+
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
 
 }  // namespace
@@ -176,6 +190,7 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
           loop, [this](int) { begin_stop(stop_reason::broken_pipe); },
           [this] { relieve_pressure(); }),
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
+      trace_(open_trace(cfg_, generation_)),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers, &generation_,
                            cfg_.format, cfg_.max_result_bytes,
                            has(cfg_.toolsets_on, toolset::windows) ||
@@ -186,7 +201,10 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                            [this]() -> std::optional<std::chrono::steady_clock::time_point> {
                              const damage_monitor& d = pool_.damage();
                              return d.watching() ? d.last_change() : std::nullopt;
-                           }}},
+                           }},
+                          trace_ ? std::function<void(const input_event&)>(
+                                       [t = trace_.get()](const input_event& e) { t->input(e); })
+                                 : nullptr},
              (guard_devices_ = guard.take_devices(), std::move(guard)), generation_,
              completions_),
       desktop_(cfg_.display, generation_, completions_),
@@ -199,11 +217,15 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                           [this] {
                             relieve_pressure();
                             maybe_finish_stop();
-                          }}),
-      last_request_(std::chrono::steady_clock::now()) {}
+                          },
+                          trace_.get()}),
+      last_request_(std::chrono::steady_clock::now()) {
+  if (trace_) trace_->start(pool_.damage());
+}
 
 server::~server() {
   set_log_sink({}, log_level::error);
+  if (trace_) trace_->stop(stop_why_.empty() ? "stopped" : stop_why_);
   pool_.stop();
   actor_.stop();
   desktop_.stop();
@@ -590,6 +612,11 @@ std::string server::set_logging_level(std::string_view id_json, params_t params)
 }
 
 void server::begin_stop(stop_reason why) {
+  if (stop_why_.empty()) {
+    stop_why_ = why == stop_reason::eof      ? "stdin closed"
+                : why == stop_reason::signal ? "signal"
+                                             : "stdout closed";
+  }
   if (!stopping_) {
     stopping_ = true;
     in_.stop();
@@ -615,6 +642,9 @@ void server::maybe_finish_stop() {
   if (!stopping_ || finished_ || !calls_.empty()) return;
   finished_ = true;
   set_log_sink({}, log_level::error);
+  // The last calls' records and frame are written before the record of
+  // screen changes (the pool's) goes.
+  if (trace_) trace_->stop(stop_why_);
   pool_.stop();
   actor_.stop();
   desktop_.stop();

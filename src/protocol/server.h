@@ -117,6 +117,9 @@ class server {
   replies out_;
   completion_queue completions_;
   server_generation generation_;  // Shared with the threads below.
+  // The flight recorder (CU_TRACE_DIR or --trace), or null; stopped before
+  // the capture pool whose record of screen changes it reads.
+  std::unique_ptr<recorder> trace_;
   capture_pool pool_;
   // The input guard's channel for devices, taken before the guard goes to
   // the actor, for the rooms' services (the gamepad's controller).
@@ -139,6 +142,7 @@ class server {
   std::string protocol_version_;   // Negotiated by initialize; empty before.
 
   bool stopping_ = false;
+  std::string stop_why_;  // What the trace's end record says.
   bool signalled_ = false;  // A SIGTERM or SIGINT arrived.
   bool finished_ = false;
 };

@@ -107,6 +107,10 @@ config config_from_env() {
   size_t workers = std::max(2u, std::thread::hardware_concurrency());
   read_count("CU_CAPTURE_WORKERS", &workers, 1, 64);
   c.capture_workers = int(std::max<size_t>(2, workers));
+  if (const char* v = env("CU_TRACE_DIR")) c.trace_dir = v;
+  if (const char* v = env("CU_TRACE_REDACT_TEXT")) c.trace_redact_text = strcmp(v, "0") != 0;
+  read_count("CU_TRACE_MAX_BYTES", &c.trace_max_bytes, 65536, size_t{1} << 40);
+  read_count("CU_TRACE_KEEP", &c.trace_keep, 1, 100000);
   return c;
 }
 

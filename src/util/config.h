@@ -37,6 +37,12 @@ struct config {
   // unless --toolsets overrides it, and sets toolsets_on, the parsed set.
   std::string toolsets = "computer";                             // CU_TOOLSETS
   uint32_t toolsets_on = 1;  // A toolset_mask: only computer.
+  // The flight recorder (docs/trace.md): the directory its trace files go
+  // to (--trace overrides it); empty: nothing is recorded.
+  std::string trace_dir;                                        // CU_TRACE_DIR
+  bool trace_redact_text = false;                               // CU_TRACE_REDACT_TEXT
+  size_t trace_max_bytes = size_t{64} << 20;                    // CU_TRACE_MAX_BYTES
+  size_t trace_keep = 8;                                        // CU_TRACE_KEEP
 };
 
 // Reads the environment; an unparsable value is reported on stderr and the
