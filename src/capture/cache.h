@@ -1,7 +1,7 @@
 // Owns: what the last capture of an area left behind for the next one: the
-// image sent (an unchanged screen gets the same bytes again), the PNG's
-// strips (a changed screen redoes only the strips drawn on), and what
-// `auto` learned about the screen's size as PNG and as JPEG. Each entry
+// image sent (an unchanged screen gets the same bytes again) and, for a
+// look, its pixels, the PNG's strips (a changed screen redoes only the
+// strips drawn on), and what `auto` learned about the screen's size as PNG and as JPEG. Each entry
 // carries the damage marks (capture/damage.h) that say what it shows.
 // Thread affinity: any thread; entries are copied in and out under a lock.
 #pragma once
@@ -32,6 +32,11 @@ struct capture_memory {
   // The image last sent, and the damage mark taken before its grab.
   std::shared_ptr<const image_payload> image;
   uint64_t image_mark = 0;
+  // With the marks toolset on, that image's pixels as RGB before encoding
+  // (capture/since.h compares looks by them): the next look of the area
+  // shares them when nothing was drawn, or rescales only the rows drawn
+  // on. Null when the image was not a look's.
+  std::shared_ptr<const std::vector<uint8_t>> pixels;
   // The PNG strips of the last PNG encode (some may be empty), and the
   // mark taken before the grab they were made from.
   std::vector<png_strip> strips;

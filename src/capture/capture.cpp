@@ -43,12 +43,15 @@ class frame_encoder {
   // The length of the whole result line an image would make.
   using line_size_fn = std::function<size_t(const std::shared_ptr<const image_payload>&)>;
 
+  // rgb, when not null, is the frame already scaled (out.w * 3 bytes a
+  // row): rows are copied from it instead of scaled again.
   frame_encoder(const frame& f, size2 out, const capture_env& env, capture_memory& mem,
-                std::optional<uint64_t> mark, line_size_fn line_size)
+                std::optional<uint64_t> mark, line_size_fn line_size,
+                const uint8_t* rgb = nullptr)
       : f_(f), out_(out), env_(env), mem_(mem), mark_(mark), line_size_(std::move(line_size)),
         // The image bytes whose base64 alone would fill the budget: no
         // PNG larger can fit.
-        max_image_bytes_(env.max_result_bytes / 4 * 3) {}
+        max_image_bytes_(env.max_result_bytes / 4 * 3), rgb_(rgb) {}
 
   result<std::shared_ptr<const image_payload>> encode() {
     switch (env_.format) {
@@ -90,6 +93,13 @@ class frame_encoder {
   // Each strip of an encode gets its own scaler (its scratch row); the
   // frame itself is only read.
   row_filler make_filler() const {
+    if (rgb_ != nullptr) {
+      const uint8_t* rgb = rgb_;
+      const size_t row_bytes = size_t(out_.w) * 3;
+      return [rgb, row_bytes](int y, uint8_t* row) {
+        std::copy_n(rgb + size_t(y) * row_bytes, row_bytes, row);
+      };
+    }
     auto scaler = std::make_shared<area_scaler>(f_.area.w, f_.area.h, out_.w, out_.h, f_.layout);
     const frame* f = &f_;
     return [scaler, f](int y, uint8_t* row) { scaler->row(f->data, f->stride, y, row); };
@@ -190,6 +200,7 @@ class frame_encoder {
   std::optional<uint64_t> mark_;
   line_size_fn line_size_;
   size_t max_image_bytes_;
+  const uint8_t* rgb_;
 };
 
 // The tool result for image: the image block, a save_to_disk text block
@@ -288,12 +299,39 @@ std::string path_guess(const capture_job& job, const capture_env& env) {
                           : std::string();
 }
 
+using shared_pixels = std::shared_ptr<const std::vector<uint8_t>>;
+
+// f scaled to out as RGB: mem's pixels (of the grab after mem.image_mark)
+// with only the rows drawn on since rescaled, or every row when those are
+// not known.
+shared_pixels scaled_pixels(const frame& f, size2 out, const capture_env& env,
+                            const capture_memory& mem) {
+  auto rgb = std::make_shared<std::vector<uint8_t>>();
+  std::optional<std::vector<std::pair<int, int>>> drawn;
+  if (env.damage != nullptr && mem.pixels &&
+      mem.pixels->size() == size_t(out.w) * size_t(out.h) * 3) {
+    drawn = env.damage->rows_changed(mem.image_mark, f.area);
+  }
+  std::vector<std::pair<int, int>> rows;
+  if (drawn) {
+    *rgb = *mem.pixels;
+    for (const auto& [a, b] : *drawn) rows.push_back(image_rows(a, b, f.area.h, out.h));
+  } else {
+    rgb->resize(size_t(out.w) * size_t(out.h) * 3);
+    rows.push_back({0, out.h});
+  }
+  scale_rows(f, out, rows, *rgb, &env.runner);
+  return rgb;
+}
+
 // Captures device area at image size out: the image the last capture of
 // the same area made when nothing was drawn on it since, else a new one.
+// pixels, when not null (a look), gets the image's RGB pixels.
 tool_result capture_image(grabber& g, const capture_job& job, const capture_env& env,
                           const rect& area, size2 out, const char* prefix,
                           const std::array<int, 4>* region, const look_note* look = nullptr,
-                          std::optional<uint64_t>* grab_mark = nullptr) {
+                          std::optional<uint64_t>* grab_mark = nullptr,
+                          shared_pixels* pixels = nullptr) {
   const capture_key key{area, out};
   capture_memory mem = env.cache.find(key).value_or(capture_memory{});
   // Everything drawn before this is in the grab below.
@@ -304,9 +342,19 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
   if (mark && mem.image && !env.damage->touched(mem.image_mark, area)) {
     image = mem.image;
     unchanged = true;
+    if (pixels != nullptr && !mem.pixels) {
+      // The image was not a look's (a zoom of the same area and size):
+      // its pixels once more, as they still are.
+      auto f = g.grab(area);
+      if (!f) return tool_result::failure(f.err());
+      mem.pixels = scaled_pixels(*f, out, env, capture_memory{});
+    }
   } else {
     auto f = g.grab(area);
     if (!f) return tool_result::failure(f.err());
+    // A look keeps its pixels: scaled once, and encoded from there.
+    shared_pixels rgb;
+    if (pixels != nullptr) rgb = scaled_pixels(*f, out, env, mem);
     // The line an image would make.
     const std::string guess = path_guess(job, env);
     auto line_size = [&](const std::shared_ptr<const image_payload>& candidate) {
@@ -315,11 +363,13 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
                                             job.save_to_disk, guess, {}, nullptr, look),
                                 job.reply.era);
     };
-    frame_encoder enc(*f, out, env, mem, mark, line_size);
+    frame_encoder enc(*f, out, env, mem, mark, line_size, rgb ? rgb->data() : nullptr);
     auto encoded = enc.encode();
     if (!encoded) return tool_result::failure(encoded.err());
     image = std::move(*encoded);
+    mem.pixels = std::move(rgb);
   }
+  if (pixels != nullptr) *pixels = mem.pixels;
   if (mark) {
     mem.image = image;
     mem.image_mark = *mark;
@@ -408,19 +458,55 @@ tool_result capture_window(grabber& g, const capture_job& job, const capture_env
 
 // A screenshot with since answered with what changed: no image when
 // nothing did, else a crop of the session's image for each changed place.
-// Nothing when the crops would pass the result budget: note.why_full then
-// says so, and the caller sends the whole image.
+// plan's crops are where the damage record says the screen was drawn on;
+// when look L's pixels are kept they are narrowed to where the pixels
+// differ. kept gets the new look's pixels. Nothing when the crops would
+// pass the result budget or most of the image: note.why_full then says
+// why, and the caller sends the whole image.
 std::optional<tool_result> answer_changes(grabber& g, const capture_job& job,
                                           const capture_env& env, const rect& area,
-                                          const coord_session& s, const std::vector<rect>& crops,
-                                          look_note& note) {
+                                          const coord_session& s, since_plan plan,
+                                          look_note& note, shared_pixels& kept) {
+  const look_record& then = *job.since->seen;
+  const size2 image = s.image;
+  if (has_pixels(then, image)) {
+    if (plan.crops.empty()) {
+      // Nothing was drawn since the mark before L's grab: the screen is
+      // what L's pixels show.
+      kept = then.pixels;
+    } else {
+      auto f = g.grab(area);
+      if (!f) return tool_result::failure(f.err());
+      // Only the rows drawn on can differ from L's pixels.
+      auto rgb = std::make_shared<std::vector<uint8_t>>(*then.pixels);
+      std::vector<std::pair<int, int>> rows;
+      for (const rect& c : plan.crops) rows.push_back({c.y, c.y + c.h});
+      scale_rows(*f, image, rows, *rgb, &env.runner);
+      refine_by_pixels(plan, then.pixels->data(), rgb->data(), image);
+      kept = std::move(rgb);
+    }
+    limit_share(plan, note.since, image);
+  } else {
+    limit_share(plan, note.since, image);
+    if (plan.full.empty()) {
+      auto f = g.grab(area);
+      if (!f) return tool_result::failure(f.err());
+      auto rgb = std::make_shared<std::vector<uint8_t>>(size_t(image.w) * size_t(image.h) * 3);
+      scale_rows(*f, image, {{0, image.h}}, *rgb, &env.runner);
+      kept = std::move(rgb);
+    }
+  }
+  if (!plan.full.empty()) {
+    note.why_full = std::move(plan.full);
+    kept.reset();
+    return std::nullopt;
+  }
+  const std::vector<rect>& crops = plan.crops;
   std::vector<std::shared_ptr<const image_payload>> images;
   if (!crops.empty()) {
-    auto f = g.grab(area);
-    if (!f) return tool_result::failure(f.err());
-    area_scaler scaler(f->area.w, f->area.h, s.image.w, s.image.h, f->layout);
-    auto encoded = encode_crops(crops, s.image, [&](int y, uint8_t* row) {
-      scaler.row(f->data, f->stride, y, row);
+    const size_t row_bytes = size_t(image.w) * 3;
+    auto encoded = encode_crops(crops, image, [&](int y, uint8_t* row) {
+      std::copy_n(kept->data() + size_t(y) * row_bytes, row_bytes, row);
     });
     if (!encoded) return tool_result::failure(encoded.err());
     images = std::move(*encoded);
@@ -452,6 +538,7 @@ std::optional<tool_result> answer_changes(grabber& g, const capture_job& job,
   j.end_object();
   if (tool_response_size(job.reply.id_json, r, job.reply.era) > env.max_result_bytes) {
     note.why_full = "its crops would pass CU_MAX_RESULT_BYTES";
+    kept.reset();
     return std::nullopt;
   }
   return r;
@@ -459,11 +546,12 @@ std::optional<tool_result> answer_changes(grabber& g, const capture_job& job,
 
 // What a look saw, for the look's record.
 void keep_look(const capture_job& job, const coord_session& s, point origin,
-               std::optional<uint64_t> mark) {
+               std::optional<uint64_t> mark, shared_pixels pixels = nullptr) {
   if (!job.record) return;
   job.record->session = s;
   job.record->origin = origin;
   job.record->damage_mark = mark;
+  job.record->pixels = std::move(pixels);
 }
 
 }  // namespace
@@ -524,11 +612,12 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
       since_plan plan = plan_since(env, *job.since->seen, note.since, session, mark);
       if (plan.full.empty() && job.save_to_disk) plan.full = "save_to_disk saves the whole image";
       if (plan.full.empty()) {
-        auto r = answer_changes(g, job, env, area, session, plan.crops, note);
+        shared_pixels kept;
+        auto r = answer_changes(g, job, env, area, session, std::move(plan), note, kept);
         if (r && r->is_error) return r;
         if (r) {
           *established = session;
-          keep_look(job, session, point{}, mark);
+          keep_look(job, session, point{}, mark, std::move(kept));
           return r;
         }
       } else {
@@ -536,13 +625,14 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
       }
     }
     std::optional<uint64_t> mark;
-    tool_result r =
-        capture_image(g, job, env, area, session.image, "screenshot", nullptr, look, &mark);
+    shared_pixels pixels;
+    tool_result r = capture_image(g, job, env, area, session.image, "screenshot", nullptr, look,
+                                  &mark, job.record ? &pixels : nullptr);
     // The model sees the image whenever there is one (a failed save_to_disk
     // included), so coordinates refer to it from now on.
     if (r.has_image()) {
       *established = session;
-      keep_look(job, session, point{}, mark);
+      keep_look(job, session, point{}, mark, std::move(pixels));
     }
     return r;
   }

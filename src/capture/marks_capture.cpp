@@ -39,6 +39,9 @@ struct marks_work {
   reply_to reply;
   // With since: the crops to send, or why the whole map is sent.
   std::optional<since_plan> plan;
+  // rgb before the marks are drawn on it: what the look keeps for a later
+  // since to compare with (the screen, not the marks).
+  std::shared_ptr<const std::vector<uint8_t>> undrawn;
 };
 
 // The lowest JPEG quality tried to fit the bound, as for screenshots: below
@@ -170,6 +173,7 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     seen.damage_mark = w.damage_mark;
     seen.marks = marks;
     seen.is_map = true;
+    seen.pixels = std::move(w.undrawn);
   }
   auto appeared = [&](const mark& m) {
     return diff && std::find(diff->appeared.begin(), diff->appeared.end(), m.n) !=
@@ -291,7 +295,6 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->format = env.format;
   work->max_result_bytes = env.max_result_bytes;
   work->reply = job.reply;
-  if (req.since) work->plan = plan_since(env, *req.since->seen, req.since->id, s, damage_mark);
   work->within = rect{0, 0, s.image.w, s.image.h};
   rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
   if (req.region) {
@@ -322,6 +325,19 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   area_scaler scaler(f.area.w, f.area.h, s.image.w, s.image.h, f.layout);
   for (int y = 0; y < s.image.h; ++y) {
     scaler.row(f.data, f.stride, y, work->rgb.data() + size_t(y) * size_t(s.image.w) * 3);
+  }
+  // A window's look is sent whole with since (capture/since.h): it keeps
+  // no pixels.
+  if (req.record && job.window == 0) {
+    work->undrawn = std::make_shared<const std::vector<uint8_t>>(work->rgb);
+  }
+  if (req.since) {
+    const look_record& then = *req.since->seen;
+    work->plan = plan_since(env, then, req.since->id, s, damage_mark);
+    if (work->plan->full.empty() && has_pixels(then, s.image)) {
+      refine_by_pixels(*work->plan, then.pixels->data(), work->rgb.data(), s.image);
+    }
+    limit_share(*work->plan, req.since->id, s.image);
   }
   if (!req.ocr || env.recognizer == nullptr || part.w <= 0 || part.h <= 0) {
     *established = s;

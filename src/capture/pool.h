@@ -63,6 +63,11 @@ struct look_record {
   std::vector<mark> marks;  // Boxes in the session's image pixels.
   // A map (screenshot_marks), not a screenshot: marks refer to the latest.
   bool is_map = false;
+  // The image the look showed, as RGB (session.image.w * 3 bytes a row),
+  // scaled from the grab and without marks drawn: what `since` compares the
+  // new pixels with. Null for a window's look, and once the look is no
+  // longer among the newest toolsets/marks/looks.h keeps pixels for.
+  std::shared_ptr<const std::vector<uint8_t>> pixels;
 };
 
 // A look's `since`: the look it names, and what that look saw.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "capture/png.h"
+#include "capture/scale.h"
 #include "util/str_cat.h"
 #include "vision/look_diff.h"
 
@@ -36,17 +37,56 @@ since_plan plan_since(const capture_env& env, const look_record& then, uint64_t 
     if (c.w > 0 && c.h > 0) crops.push_back(c);
   }
   // Padding may make neighbours overlap: each pixel is sent once.
-  crops = merge_rects(std::move(crops), 0, kMostCrops);
-  int64_t changed = 0;
-  for (const rect& c : crops) changed += int64_t(c.w) * c.h;
-  const int64_t all = int64_t(now.image.w) * now.image.h;
-  if (double(changed) > kMostChangedShare * double(all)) {
-    p.full = str_cat("most of the image changed since ", look, " (",
-                     std::to_string(changed * 100 / std::max<int64_t>(all, 1)), "%)");
-    return p;
-  }
-  p.crops = std::move(crops);
+  p.crops = merge_rects(std::move(crops), 0, kMostCrops);
   return p;
+}
+
+bool has_pixels(const look_record& then, size2 image) {
+  return then.pixels != nullptr &&
+         then.pixels->size() == size_t(image.w) * size_t(image.h) * 3;
+}
+
+void refine_by_pixels(since_plan& p, const uint8_t* then, const uint8_t* now, size2 image) {
+  // Tiles within 4 pixels are one crop, as drawn rectangles are: a line of
+  // text changed glyph by glyph stays one crop.
+  std::vector<rect> tiles = differing_tiles(then, now, image, p.crops);
+  std::vector<rect> crops;
+  for (const rect& r : merge_rects(std::move(tiles), 4, kMostCrops)) {
+    crops.push_back(pad_within(r, kCropPadding, image));
+  }
+  p.crops = merge_rects(std::move(crops), 0, kMostCrops);
+}
+
+void limit_share(since_plan& p, uint64_t then_id, size2 image) {
+  int64_t changed = 0;
+  for (const rect& c : p.crops) changed += int64_t(c.w) * c.h;
+  const int64_t all = int64_t(image.w) * image.h;
+  if (double(changed) <= kMostChangedShare * double(all)) return;
+  p.full = str_cat("most of the image changed since look ", std::to_string(then_id), " (",
+                   std::to_string(changed * 100 / std::max<int64_t>(all, 1)), "%)");
+  p.crops.clear();
+}
+
+void scale_rows(const frame& f, size2 image, const std::vector<std::pair<int, int>>& rows,
+                std::vector<uint8_t>& rgb, task_runner* runner) {
+  // Ranges may overlap (crops side by side): each row is scaled once.
+  std::vector<bool> wanted(size_t(std::max(image.h, 0)), false);
+  for (const auto& [first, last] : rows) {
+    for (int y = std::max(first, 0); y < std::min(last, image.h); ++y) wanted[size_t(y)] = true;
+  }
+  std::vector<int> ys;
+  for (int y = 0; y < image.h; ++y) {
+    if (wanted[size_t(y)]) ys.push_back(y);
+  }
+  const size_t row_bytes = size_t(image.w) * 3;
+  // Four parts, as a few strips of an encode: each with its own scaler
+  // (its scratch row).
+  run_in_parts(runner, ys.size(), 4, [&](size_t from, size_t to) {
+    area_scaler scaler(f.area.w, f.area.h, image.w, image.h, f.layout);
+    for (size_t i = from; i < to; ++i) {
+      scaler.row(f.data, f.stride, ys[i], rgb.data() + size_t(ys[i]) * row_bytes);
+    }
+  });
 }
 
 result<std::vector<std::shared_ptr<const image_payload>>> encode_crops(

@@ -1,10 +1,12 @@
 // Owns: the part of a look's `since` answer that runs on a capture worker:
 // from X DAMAGE's record, which rectangles of the session's image changed
-// since the look named (merged into a few crops, in image pixels) or why
-// the whole image must be sent instead; the crops encoded as PNGs; and the
+// since the look named (merged into a few crops, in image pixels), narrowed
+// to where the look's kept pixels differ from the new ones, or why the
+// whole image must be sent instead; the crops encoded as PNGs; and the
 // lines and JSON that place them.
 // Thread affinity: plan_since on a capture worker (it asks the damage
-// monitor); the rest anywhere (pure, or encoding buffers the caller owns).
+// monitor), scale_rows on the worker that owns the frame (its helpers only
+// read it); the rest anywhere (pure, or encoding buffers the caller owns).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "capture/capture.h"
+#include "capture/grabber.h"
+#include "capture/task_runner.h"
 #include "core/json_writer.h"
 
 namespace cu {
@@ -34,11 +38,32 @@ struct since_plan {
   std::string full;
 };
 
-// What changed in session now's image since look `then` (id then_id), from
-// the damage record. mark is the mark taken just now, before this look's
-// grab (nothing: changes are not recorded).
+// What may have changed in session now's image since look `then` (id
+// then_id), from the damage record: the crops are every image pixel drawn
+// on since (padded, clamped, merged), not yet checked against the pixels
+// nor against kMostChangedShare. mark is the mark taken just now, before
+// this look's grab (nothing: changes are not recorded).
 since_plan plan_since(const capture_env& env, const look_record& then, uint64_t then_id,
                       const coord_session& now, std::optional<uint64_t> mark);
+
+// Whether look then's pixels are kept and are of an image of size image.
+bool has_pixels(const look_record& then, size2 image);
+
+// Narrows the crops of a plan to where the pixels differ: the tiles inside
+// them in which then's and now's images (RGB, image.w * 3 bytes a row)
+// differ, merged as drawn rectangles are, then padded and clamped. A place
+// drawn with the pixels it had (a redraw of the same frame) drops out.
+void refine_by_pixels(since_plan& p, const uint8_t* then, const uint8_t* now, size2 image);
+
+// Turns a plan into the whole image, saying why, when its crops cover more
+// than kMostChangedShare of the image.
+void limit_share(since_plan& p, uint64_t then_id, size2 image);
+
+// Rows [first, last) of an image of size image scaled from f into rgb
+// (image.w * 3 bytes a row, already image.h rows long), for each range of
+// rows, spread over runner.
+void scale_rows(const frame& f, size2 image, const std::vector<std::pair<int, int>>& rows,
+                std::vector<uint8_t>& rgb, task_runner* runner);
 
 // Each crop of an image of size image as a PNG; image_row fills row y of
 // the whole image (image.w * 3 bytes of RGB).

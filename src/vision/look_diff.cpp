@@ -1,6 +1,7 @@
 #include "vision/look_diff.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <tuple>
 
@@ -83,6 +84,44 @@ std::vector<rect> merge_rects(std::vector<rect> rects, int gap, size_t most) {
   reduce(out, most, gap);
   std::sort(out.begin(), out.end(),
             [](const rect& a, const rect& b) { return std::tie(a.y, a.x) < std::tie(b.y, b.x); });
+  return out;
+}
+
+std::vector<rect> differing_tiles(const uint8_t* before, const uint8_t* after, size2 image,
+                                  const std::vector<rect>& within, int tile) {
+  std::vector<rect> out;
+  if (image.w <= 0 || image.h <= 0 || tile <= 0) return out;
+  const int cols = (image.w + tile - 1) / tile, rows = (image.h + tile - 1) / tile;
+  // Tiles already looked at: rectangles of within may overlap.
+  std::vector<uint8_t> seen(size_t(cols) * size_t(rows), 0);
+  std::vector<size_t> hits;
+  const size_t stride = size_t(image.w) * 3;
+  for (const rect& w : within) {
+    const rect r = intersect(w, rect{0, 0, image.w, image.h});
+    if (r.w <= 0 || r.h <= 0) continue;
+    for (int ty = r.y / tile; ty <= (r.y + r.h - 1) / tile; ++ty) {
+      for (int tx = r.x / tile; tx <= (r.x + r.w - 1) / tile; ++tx) {
+        const size_t at = size_t(ty) * size_t(cols) + size_t(tx);
+        if (seen[at]) continue;
+        seen[at] = 1;
+        const int x0 = tx * tile, y0 = ty * tile;
+        const int w = std::min(tile, image.w - x0), h = std::min(tile, image.h - y0);
+        const size_t offset = size_t(x0) * 3, bytes = size_t(w) * 3;
+        for (int y = y0; y < y0 + h; ++y) {
+          const size_t row = size_t(y) * stride + offset;
+          if (std::memcmp(before + row, after + row, bytes) != 0) {
+            hits.push_back(at);
+            break;
+          }
+        }
+      }
+    }
+  }
+  std::sort(hits.begin(), hits.end());
+  for (size_t at : hits) {
+    const int x0 = int(at % size_t(cols)) * tile, y0 = int(at / size_t(cols)) * tile;
+    out.push_back(rect{x0, y0, std::min(tile, image.w - x0), std::min(tile, image.h - y0)});
+  }
   return out;
 }
 

@@ -19,6 +19,20 @@ namespace cu {
 // rects are dropped. The result is sorted top to bottom, then left to right.
 std::vector<rect> merge_rects(std::vector<rect> rects, int gap, size_t most);
 
+// The edge of the tiles two looks' pixels are compared in: small enough
+// that a changed glyph or spinner stays a small crop, large enough that the
+// merge afterwards sees few rectangles.
+constexpr int kDiffTile = 8;
+
+// Where two images of the same size differ, within rects: the tiles (tile
+// by tile image pixels on a grid from (0, 0), clipped to the image) that
+// any of within touches and in which before and after (RGB, image.w * 3
+// bytes a row) differ in some byte, each tile once, top to bottom, then
+// left to right. The scaler is deterministic, so equal screen pixels give
+// equal bytes: no tolerance is needed.
+std::vector<rect> differing_tiles(const uint8_t* before, const uint8_t* after, size2 image,
+                                  const std::vector<rect>& within, int tile = kDiffTile);
+
 // rect r grown by pad on every side and clamped to [0, image): empty when
 // nothing of it is in the image.
 rect pad_within(const rect& r, int pad, size2 image);

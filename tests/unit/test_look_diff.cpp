@@ -117,3 +117,70 @@ TEST_CASE("a label whose number grows a digit grows with it") {
   REQUIRE(now[0].n == 10);
   CHECK(now[0].label.w == cu::label_size(10).w);
 }
+
+namespace {
+
+// A w x h RGB image of one grey.
+std::vector<uint8_t> grey(int w, int h, uint8_t v = 90) {
+  return std::vector<uint8_t>(size_t(w) * size_t(h) * 3, v);
+}
+
+void set_pixel(std::vector<uint8_t>& img, int w, int x, int y, uint8_t v) {
+  img[(size_t(y) * size_t(w) + size_t(x)) * 3 + 1] = v;
+}
+
+}  // namespace
+
+TEST_CASE("identical pixels have no differing tiles, however much is asked about") {
+  const auto a = grey(40, 30), b = grey(40, 30);
+  CHECK(cu::differing_tiles(a.data(), b.data(), {40, 30}, {rect{0, 0, 40, 30}}).empty());
+}
+
+TEST_CASE("one pixel that differs is the one tile on the grid it falls in") {
+  auto a = grey(40, 30), b = grey(40, 30);
+  set_pixel(b, 40, 13, 21, 7);
+  const auto tiles = cu::differing_tiles(a.data(), b.data(), {40, 30}, {rect{0, 0, 40, 30}});
+  REQUIRE(tiles.size() == 1);
+  CHECK(tiles[0] == rect{8, 16, 8, 8});
+}
+
+TEST_CASE("a difference outside the rectangles asked about is not seen") {
+  auto a = grey(40, 30), b = grey(40, 30);
+  set_pixel(b, 40, 30, 2, 7);
+  CHECK(cu::differing_tiles(a.data(), b.data(), {40, 30}, {rect{0, 10, 20, 20}}).empty());
+  // A rectangle touching a tile's corner looks at the whole tile.
+  CHECK(cu::differing_tiles(a.data(), b.data(), {40, 30}, {rect{31, 7, 1, 1}}).size() == 1);
+}
+
+TEST_CASE("tiles at the image's right and bottom edges are clipped to it") {
+  auto a = grey(21, 19), b = grey(21, 19);
+  set_pixel(b, 21, 20, 18, 7);
+  const auto tiles = cu::differing_tiles(a.data(), b.data(), {21, 19}, {rect{0, 0, 50, 50}});
+  REQUIRE(tiles.size() == 1);
+  CHECK(tiles[0] == rect{16, 16, 5, 3});
+}
+
+TEST_CASE("overlapping rectangles give each differing tile once, top to bottom then left to "
+          "right") {
+  auto a = grey(64, 64), b = grey(64, 64);
+  set_pixel(b, 64, 50, 3, 7);
+  set_pixel(b, 64, 2, 40, 7);
+  set_pixel(b, 64, 10, 3, 7);
+  const auto tiles = cu::differing_tiles(a.data(), b.data(), {64, 64},
+                                         {rect{0, 0, 64, 64}, rect{0, 0, 32, 64}});
+  REQUIRE(tiles.size() == 3);
+  CHECK(tiles[0] == rect{8, 0, 8, 8});
+  CHECK(tiles[1] == rect{48, 0, 8, 8});
+  CHECK(tiles[2] == rect{0, 40, 8, 8});
+}
+
+TEST_CASE("two small changes far apart in one big drawn rectangle stay two small crops once "
+          "merged") {
+  auto a = grey(400, 300), b = grey(400, 300);
+  set_pixel(b, 400, 20, 20, 7);
+  set_pixel(b, 400, 380, 280, 7);
+  auto tiles = cu::differing_tiles(a.data(), b.data(), {400, 300}, {rect{10, 10, 380, 280}});
+  const auto crops = cu::merge_rects(std::move(tiles), 4, 8);
+  REQUIRE(crops.size() == 2);
+  CHECK(area(crops[0]) + area(crops[1]) == 128);
+}

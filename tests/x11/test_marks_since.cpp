@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <xcb/xcb.h>
 
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -348,4 +349,142 @@ TEST_CASE("screenshot_marks since keeps the numbers of the lines seen, numbers a
   CHECK(numbers(*c, "appeared").empty());
   CHECK(text_of(*c).find("gone: " + std::to_string(hello)) != std::string::npos);
   unlink(fifo.c_str());
+}
+
+namespace {
+
+// The area of the crops of a since answer, in image pixels.
+int64_t crops_area(const std::vector<box>& crops) {
+  int64_t a = 0;
+  for (const box& c : crops) a += c.w * c.h;
+  return a;
+}
+
+bool holds(const box& c, int64_t x, int64_t y, int64_t w, int64_t h) {
+  return c.x <= img_x(x) && c.y <= img_y(y) && c.x + c.w >= img_x(x + w) &&
+         c.y + c.h >= img_y(y + h);
+}
+
+// Redraws device area [x, y, w, h] of win in one CopyArea from a pixmap
+// holding what the window shows there, except for the squares filled with
+// colour: as GTK paints a frame's whole invalid region's bounding box,
+// X DAMAGE reports the one big rectangle though few pixels changed.
+void redraw_through_pixmap(x_client& painter, xcb_window_t win, int x, int y, int w, int h,
+                           const std::vector<std::array<int, 4>>& squares, rgb colour) {
+  xcb_connection_t* c = painter.connection();
+  const xcb_pixmap_t pixmap = xcb_generate_id(c);
+  xcb_create_pixmap(c, painter.screen()->root_depth, pixmap, win, uint16_t(w), uint16_t(h));
+  const uint32_t pixel = (uint32_t(colour[0]) << 16) | (uint32_t(colour[1]) << 8) | colour[2];
+  const xcb_gcontext_t gc = xcb_generate_id(c);
+  const uint32_t values[] = {pixel, 0};
+  xcb_create_gc(c, gc, win, XCB_GC_FOREGROUND | XCB_GC_GRAPHICS_EXPOSURES, values);
+  xcb_copy_area(c, win, pixmap, gc, int16_t(x), int16_t(y), 0, 0, uint16_t(w), uint16_t(h));
+  for (const auto& s : squares) {
+    const xcb_rectangle_t r{int16_t(s[0] - x), int16_t(s[1] - y), uint16_t(s[2]), uint16_t(s[3])};
+    xcb_poly_fill_rectangle(c, pixmap, gc, 1, &r);
+  }
+  xcb_copy_area(c, pixmap, win, gc, 0, 0, int16_t(x), int16_t(y), uint16_t(w), uint16_t(h));
+  xcb_free_gc(c, gc);
+  xcb_free_pixmap(c, pixmap);
+  painter.sync();
+}
+
+}  // namespace
+
+TEST_CASE("a screenshot since a look of a place redrawn with the same pixels says nothing "
+          "changed") {
+  scene sc;
+  sc.painter.fill(sc.board, 800, 400, 60, 30, rgb{250, 120, 10});
+  sc.painter.sync();
+  const int64_t look = num(structured(*ok_call(sc.s, "screenshot")), "look");
+  sc.painter.fill(sc.board, 800, 400, 60, 30, rgb{250, 120, 10});
+  sc.painter.sync();
+  json_ptr r = ok_call(sc.s, "screenshot", since_args(look));
+  INFO(r->text.substr(0, 800));
+  CHECK(image_count(*r) == 0);
+  CHECK(changed_of(*r).empty());
+  CHECK(flag(structured(*r), "unchanged"));
+  // The look just made keeps the same pixels: a since of it says the same.
+  const int64_t next = num(structured(*r), "look");
+  sc.painter.fill(sc.board, 800, 400, 60, 30, rgb{250, 120, 10});
+  sc.painter.sync();
+  CHECK(image_count(*ok_call(sc.s, "screenshot", since_args(next))) == 0);
+}
+
+TEST_CASE("a screenshot_marks since a look of a place redrawn with the same pixels crops "
+          "nothing") {
+  scene sc;
+  const std::string windows = R"({"sources":["windows"])";
+  const int64_t look =
+      num(structured(*ok_call(sc.s, "screenshot_marks", windows + "}")), "look");
+  sc.painter.fill(sc.board, 300, 300, 200, 100, rgb{0, 0, 0});
+  sc.painter.fill(sc.board, 300, 300, 200, 100, rgb{0, 0, 0});
+  sc.painter.sync();
+  // The first fill changed pixels: one crop; a look since this one after
+  // the same fill again sees none.
+  json_ptr changed = ok_call(sc.s, "screenshot_marks",
+                             windows + ",\"since\":" + std::to_string(look) + "}");
+  CHECK(changed_of(*changed).size() == 1);
+  const int64_t next = num(structured(*changed), "look");
+  sc.painter.fill(sc.board, 300, 300, 200, 100, rgb{0, 0, 0});
+  sc.painter.sync();
+  json_ptr r = ok_call(sc.s, "screenshot_marks",
+                       windows + ",\"since\":" + std::to_string(next) + "}");
+  INFO(r->text.substr(0, 800));
+  CHECK(image_count(*r) == 0);
+  CHECK(changed_of(*r).empty());
+  CHECK_FALSE(flag(structured(*r), "full"));
+}
+
+TEST_CASE("one big redraw whose pixels differ in two small squares far apart is two small "
+          "crops, each holding its square") {
+  scene sc;
+  const int64_t look = num(structured(*ok_call(sc.s, "screenshot")), "look");
+  // 1200x700 device pixels redrawn at (300, 200): about 40% of the image,
+  // one crop from the damage record alone.
+  redraw_through_pixmap(sc.painter, sc.board, 300, 200, 1200, 700,
+                        {{320, 220, 20, 20}, {1460, 860, 20, 20}}, rgb{255, 0, 255});
+  json_ptr r = ok_call(sc.s, "screenshot", since_args(look));
+  INFO(r->text.substr(0, 800));
+  CHECK_FALSE(flag(structured(*r), "full"));
+  const std::vector<box> crops = changed_of(*r);
+  REQUIRE(crops.size() == 2);
+  CHECK(image_count(*r) == 2);
+  CHECK(holds(crops[0], 320, 220, 20, 20));
+  CHECK(holds(crops[1], 1460, 860, 20, 20));
+  // Each about its square (14x14 image pixels) and the tiles it falls in.
+  for (const box& c : crops) {
+    CHECK(c.w <= 30);
+    CHECK(c.h <= 30);
+  }
+  CHECK(crops_area(crops) * 100 < img_x(1200) * img_y(700));
+  const rgb_image crop = image_block(*r, 1);
+  CHECK(crop.at(int(img_x(1470) - crops[1].x), int(img_y(870) - crops[1].y)) ==
+        rgb{255, 0, 255});
+}
+
+TEST_CASE("a since naming a look older than the newest two, whose pixels are dropped, answers "
+          "from the damage record alone") {
+  scene sc;
+  const int64_t look = num(structured(*ok_call(sc.s, "screenshot")), "look");
+  sc.painter.fill(sc.board, 800, 400, 60, 30, rgb{250, 120, 10});
+  sc.painter.sync();
+  ok_call(sc.s, "screenshot");
+  ok_call(sc.s, "screenshot");
+  json_ptr r = ok_call(sc.s, "screenshot", since_args(look));
+  INFO(r->text.substr(0, 800));
+  const std::vector<box> crops = changed_of(*r);
+  REQUIRE(crops.size() == 1);
+  CHECK(holds(crops[0], 800, 400, 60, 30));
+  const rgb_image crop = image_block(*r, 0);
+  CHECK(crop.at(int(img_x(830) - crops[0].x), int(img_y(415) - crops[0].y)) ==
+        rgb{250, 120, 10});
+  // Drawn with the same pixels again: the damage record alone cannot tell,
+  // so the place is a crop though nothing looks different.
+  sc.painter.fill(sc.board, 800, 400, 60, 30, rgb{250, 120, 10});
+  sc.painter.sync();
+  const int64_t old = num(structured(*r), "look");
+  ok_call(sc.s, "screenshot");
+  ok_call(sc.s, "screenshot");
+  CHECK(changed_of(*ok_call(sc.s, "screenshot", since_args(old))).size() == 1);
 }

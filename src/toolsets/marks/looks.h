@@ -1,7 +1,8 @@
 // Owns: the record of the recent looks the marks toolset made: each map's
 // number (its look id), the coordinate session it made, the X DAMAGE mark
-// taken just before its pixels were grabbed, and its marks (boxes in the
-// image; the session maps them to the screen). Acting by mark reads the
+// taken just before its pixels were grabbed, its marks (boxes in the
+// image; the session maps them to the screen), and for the newest two,
+// the image's pixels. Acting by mark reads the
 // latest map; `since` reads the look it names.
 // Thread affinity: the loop thread (the marks room's service; a capture
 // worker or the recognizer fills a look_record before its completion is
@@ -31,12 +32,18 @@ class looks final : public room_service, public mark_resolver {
   // How many looks are kept: a `since` or a mark older than that is
   // refused with the reason.
   static constexpr size_t kKept = 16;
+  // How many of the newest looks keep their pixels (about 3 MB each at
+  // 1366x768) for `since` to compare with; an older look's since answers
+  // from the damage record alone.
+  static constexpr size_t kKeptPixels = 2;
 
   // The id the next look will have (ids start at 1 and never repeat in a
   // server's life).
   uint64_t reserve() { return next_++; }
 
-  // Keeps what look id saw (a reserved id whose capture succeeded).
+  // Keeps what look id saw (a reserved id whose capture succeeded), and
+  // drops the pixels of the looks no longer among the kKeptPixels newest
+  // (a capture still reading them holds its own reference).
   void keep(uint64_t id, std::shared_ptr<const look_record> seen);
 
   // The kept look with this id, or null (never made, failed, or too old).
