@@ -291,7 +291,15 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->format = env.format;
   work->max_result_bytes = env.max_result_bytes;
   work->reply = job.reply;
-  if (req.since) work->plan = plan_since(env, *req.since->seen, req.since->id, s, damage_mark);
+  if (req.since) {
+    // The crops must hold everything the grab shows that the earlier look
+    // did not, and what was drawn between the mark and the grab may not be
+    // read yet: the record is brought up to the grab first (the look keeps
+    // the earlier mark, so that drawing is also in the next look's crops).
+    const std::optional<uint64_t> after_grab =
+        damage_mark && env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
+    work->plan = plan_since(env, *req.since->seen, req.since->id, s, after_grab);
+  }
   work->within = rect{0, 0, s.image.w, s.image.h};
   rect part{0, 0, f.area.w, f.area.h};  // In the grabbed frame.
   if (req.region) {
