@@ -332,8 +332,14 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
     work->undrawn = std::make_shared<const std::vector<uint8_t>>(work->rgb);
   }
   if (req.since) {
+    // The crops must hold everything the grab shows that the earlier look
+    // did not, and what was drawn between the mark and the grab may not be
+    // read yet: the record is brought up to the grab first (the look keeps
+    // the earlier mark, so that drawing is also in the next look's crops).
+    const std::optional<uint64_t> after_grab =
+        damage_mark && env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
     const look_record& then = *req.since->seen;
-    work->plan = plan_since(env, then, req.since->id, s, damage_mark);
+    work->plan = plan_since(env, then, req.since->id, s, after_grab);
     if (work->plan->full.empty() && has_pixels(then, s.image)) {
       refine_by_pixels(*work->plan, then.pixels->data(), work->rgb.data(), s.image);
     }

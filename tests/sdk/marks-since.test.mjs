@@ -9,14 +9,17 @@
 // compiled them). The change is waited for by asking again (every 50 ms,
 // 10 s at most), never by a fixed sleep; each question that finds nothing
 // changed is a look equal to the one it named, so the next asks since it
-// (the kept looks are the last 16).
+// (the kept looks are the last 16). xterm draws the word and then its
+// cursor, and on a busy machine a look can fall between the two, so the
+// asking goes on until a look shows nothing more drawn, and the answer
+// checked is the one since the last look before the word.
 //
 // Run: npm install && CU_BINARY=/path/to/computer-use-mcp node --test marks-since.test.mjs
 
 import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -108,8 +111,10 @@ describe('since (the marks toolset) through the MCP SDK v2 client', { timeout: 1
   });
 
   test('a small change since a look comes back as crops only, far below the whole image', async (t) => {
-    // The terminal is drawn once it is mapped: wait until a look since the
-    // previous one shows nothing changed.
+    // The FIFO opens once the terminal's cat opens it, so the terminal is
+    // up and runs its shell; then wait until a look since the previous
+    // one shows nothing changed.
+    const pipe = await open(fifo, 'w');
     let first = await callOk(client, 'screenshot', {});
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
@@ -124,16 +129,23 @@ describe('since (the marks toolset) through the MCP SDK v2 client', { timeout: 1
     assert.ok(Number.isInteger(look) && look >= 1, 'the first look has an id');
     const wholeBytes = imageBytes(first);
 
-    await writeFile(fifo, 'since\n');
-    let since;
-    for (;;) {
-      since = await callOk(client, 'screenshot', { since: look });
-      if (images(since).length > 0) break;
-      // Nothing yet: this look is the last one again.
-      look = since.structuredContent.look;
+    await pipe.write('since\n');
+    await pipe.close();
+    // Until something was drawn and then a look shows nothing more: the
+    // word and the cursor after it are both on screen.
+    let drawn = false;
+    for (let last = look; ;) {
+      const r = await callOk(client, 'screenshot', { since: last });
+      const changed = images(r).length > 0;
+      if (drawn && !changed) break;
+      // Nothing yet: this look is the screen before the word again.
+      if (!drawn && !changed) look = r.structuredContent.look;
+      drawn ||= changed;
+      last = r.structuredContent.look;
       assert.ok(Date.now() < deadline + WAIT_MS, 'the word to be drawn');
       await delay(POLL_MS);
     }
+    const since = await callOk(client, 'screenshot', { since: look });
     const s = since.structuredContent;
     assert.equal(s.since, look);
     assert.equal(s.full, false, resultText(since));

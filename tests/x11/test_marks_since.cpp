@@ -14,6 +14,7 @@
 #include <xcb/xcb.h>
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -487,4 +488,65 @@ TEST_CASE("a since naming a look older than the newest two, whose pixels are dro
   ok_call(sc.s, "screenshot");
   ok_call(sc.s, "screenshot");
   CHECK(changed_of(*ok_call(sc.s, "screenshot", since_args(old))).size() == 1);
+}
+
+TEST_CASE("a map since a look has a crop over every mark that appeared, even a line drawn while "
+          "the map was being taken") {
+  if (access("/usr/lib/x86_64-linux-gnu/libtesseract.so.5", R_OK) != 0) {
+    WARN("tesseract is not installed: the marks diff is not checked");
+    return;
+  }
+  xvfb x(1280, 800);
+  const std::string fifo = "/tmp/cu-marks-race-" + std::to_string(getpid());
+  unlink(fifo.c_str());
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  background_program term({"xterm", "-geometry", "60x22+300+100", "-e", "sh", "-c",
+                           "printf '\\n   READY 0\\n'; while :; do cat " + fifo + "; done"},
+                          x.display());
+  server_process s(x.display(), kMarksOn);
+  json_ptr a;
+  wait_until(
+      [&] {
+        a = ok_call(s, "screenshot_marks", R"({"sources":["ocr"]})");
+        return named(marks_of(*a), "READY") != nullptr;
+      },
+      "the xterm's first line to be marked");
+  int64_t look = num(structured(*a), "look");
+  // Each line is written right after the map is asked for, so the terminal
+  // draws it about when the server takes the map: before its record of
+  // changes is brought up to date, between that and the grab, or after.
+  // Whenever the map reads the line, a crop must show it.
+  const char* words[] = {"Apple", "Banana", "Cherry", "Damson", "Elder", "Fig", "Grape",
+                         "Hazel", "Lemon", "Mango", "Olive", "Peach", "Quince", "Rowan"};
+  int appeared = 0;
+  for (size_t i = 0; i < std::size(words); ++i) {
+    const std::string id = "\"race-" + std::to_string(i) + "\"";
+    s.send(R"({"jsonrpc":"2.0","id":)" + id +
+           R"(,"method":"tools/call","params":{"name":"screenshot_marks","arguments":)"
+           R"({"sources":["ocr"],"since":)" +
+           std::to_string(look) + "}}}");
+    write_fifo(fifo, "   " + std::string(words[i]) + " " + std::to_string(10 + i) + "\n");
+    json_ptr r = s.read_response(id);
+    REQUIRE(r);
+    INFO(text_of(*r));
+    look = num(structured(*r), "look");
+    if (flag(structured(*r), "full")) continue;
+    const std::vector<box> crops = changed_of(*r);
+    simdjson::dom::array listed;
+    REQUIRE(structured(*r)["marks"].get(listed) == simdjson::SUCCESS);
+    // With crops, the marks listed are those that appeared or moved.
+    for (simdjson::dom::element m : listed) {
+      const box b = box_of(m["box"]);
+      const int64_t cx = b.x + b.w / 2, cy = b.y + b.h / 2;
+      bool shown = false;
+      for (const box& c : crops) {
+        shown = shown || (cx >= c.x && cx < c.x + c.w && cy >= c.y && cy < c.y + c.h);
+      }
+      CHECK(shown);
+      ++appeared;
+    }
+  }
+  std::printf("a map since a look: %d marks listed, each checked against the crops\n", appeared);
+  CHECK(appeared > 0);
+  unlink(fifo.c_str());
 }
