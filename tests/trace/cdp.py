@@ -101,6 +101,7 @@ class Browser:
         self.send("Emulation.setDeviceMetricsOverride",
                   {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False}, s)
         self.send("Network.enable", {}, s)
+        self.send("Runtime.enable", {}, s)
         self.send("Page.enable", {}, s)
         self.events = [e for e in self.events if e.get("sessionId") != s]
         self.send("Page.navigate", {"url": url}, s)
@@ -130,6 +131,21 @@ class Page:
         return [e["params"]["request"]["url"] for e in self.b.events
                 if e.get("sessionId") == self.s and e["method"] == "Network.requestWillBeSent"]
 
+    def wait(self, promise, seconds=30):
+        """The value a page's promise settles with, or "no answer in N s":
+        a deadline for a page that broke, not a wait for it to work."""
+        return self.eval(f"Promise.race([{promise}, new Promise(r => setTimeout("
+                         f"() => r('no answer in {seconds} s'), {seconds * 1000}))])")
+
+    def errors(self):
+        """The page's uncaught exceptions so far."""
+        out = []
+        for e in self.b.events:
+            if e.get("sessionId") == self.s and e["method"] == "Runtime.exceptionThrown":
+                d = e["params"]["exceptionDetails"]
+                out.append(d.get("exception", {}).get("description") or d.get("text"))
+        return out
+
     def close(self):
         self.b.send("Target.closeTarget", {"targetId": self.target})
 
@@ -142,7 +158,7 @@ def main(argv):
     b = Browser(*size)
     try:
         page = b.open(argv[1])
-        page.eval("window.cuPainted")
+        page.wait("window.cuPainted")
         page.screenshot(argv[2])
     finally:
         b.close()
