@@ -20,74 +20,16 @@ so a press at screen (201, 151) is drawn on frame pixel (150, 113).
 import base64
 import json
 import os
-import struct
 import sys
-import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tools", "bench", "lib"))
+import bench  # noqa: E402  (PNG encoding and decoding)
 VIEWER = os.path.join(REPO, "src", "trace", "viewer.html")
 
 SCREEN = (1280, 720)
 SCALE = (960, 540)
-
-
-# PNG writing and reading, enough for RGB frames and Chromium's screenshots
-# (8-bit RGB or RGBA, not interlaced), with the standard library only.
-
-def png_bytes(w, h, rgb_rows):
-    """An 8-bit RGB PNG of rows given as bytes of 3*w each."""
-    raw = b"".join(b"\0" + bytes(r) for r in rgb_rows)
-
-    def chunk(kind, data):
-        return (struct.pack(">I", len(data)) + kind + data +
-                struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
-            chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
-
-
-def read_png(path):
-    """(width, height, rows): each row a bytearray of RGB triples."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat = 8, b""
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            assert depth == 8 and ctype in (2, 6) and interlace == 0, "unsupported PNG"
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + ((a + b) >> 1)) & 255
-            elif f == 4:
-                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        prev = line
-        if bpp == 4:
-            rgb = bytearray(w * 3)
-            rgb[0::3], rgb[1::3], rgb[2::3] = line[0::4], line[1::4], line[2::4]
-            rows.append(rgb)
-        else:
-            rows.append(line)
-    return w, h, rows
 
 
 class Canvas:
@@ -104,7 +46,8 @@ class Canvas:
 
     def crop_png(self, box):
         x, y, w, h = box
-        return base64.b64encode(png_bytes(w, h, [r[x * 3:(x + w) * 3] for r in self.rows[y:y + h]])).decode()
+        return base64.b64encode(bench.png_encode(w, h, [bytes(r[x * 3:(x + w) * 3])
+                                                        for r in self.rows[y:y + h]])).decode()
 
 
 BACKGROUND = (58, 110, 143)
