@@ -12,6 +12,8 @@ scroll, fail once, and one settles after its answer (a "settled" record).
   make_sample.py OUT.html            a finished trace (it has an end record)
   make_sample.py --killed OUT.html   the same cut off as a SIGKILL leaves it:
                                      no end record, the last record cut short
+  make_sample.py --redacted OUT.html as CU_TRACE_REDACT_TEXT writes it: typed
+                                     text and its keysyms left out
   make_sample.py --steps             the press of each step, as JSON, for tests
 
 The screen is 1280x720 and frames are stored at 960x540 (a scale of 0.75),
@@ -112,11 +114,21 @@ def steps():
     ]
 
 
-def sample(killed):
+def redact(tool, args, inp):
+    """A call as the server writes it with CU_TRACE_REDACT_TEXT set."""
+    if tool not in ("type", "key") or "text" not in args:
+        return args, inp
+    args = dict(args, text=f"[redacted {len(args['text'])} chars]")
+    if tool == "type":
+        inp = [dict(e, keysym="[redacted]") for e in inp]
+    return args, inp
+
+
+def sample(killed, redacted=False):
     out = [open(VIEWER, encoding="utf-8").read()]
     out.append(record({"kind": "start", "version": 1, "part": 1, "server": "computer-use-mcp 0.9 (sample)",
                        "display": ":10", "screen": list(SCREEN), "scale": list(SCALE),
-                       "started": "2026-11-26T21:00:00Z", "redact_text": False}))
+                       "started": "2026-11-26T21:00:00Z", "redact_text": redacted}))
     cv = Canvas(SCALE[0], SCALE[1], BACKGROUND)
     cv.rect(60, 40, 420, 260, WINDOW)
     cv.rect(60, 40, 420, 24, TITLE)
@@ -128,6 +140,8 @@ def sample(killed):
     for seq, (tool, args, ok, text, inp, _) in enumerate(all_steps, start=1):
         t0 = t + 400.0
         t1 = t0 + 35.0 + 10 * seq
+        if redacted:
+            args, inp = redact(tool, args, inp)
         ev = [dict(e, t=t0 + 5 + e["t"]) for e in inp]
         after = before
         if ok:
@@ -181,13 +195,12 @@ def main(argv):
     if argv[1:] == ["--steps"]:
         print(json.dumps(expected()))
         return 0
-    killed = "--killed" in argv
     paths = [a for a in argv[1:] if not a.startswith("--")]
     if len(paths) != 1:
         print(__doc__, file=sys.stderr)
         return 2
     with open(paths[0], "w", encoding="utf-8") as f:
-        f.write(sample(killed))
+        f.write(sample("--killed" in argv, "--redacted" in argv))
     return 0
 
 
