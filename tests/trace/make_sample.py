@@ -113,8 +113,9 @@ def steps():
          [{"t": 1 + i, "type": t, "button": 5} for i in range(3) for t in ("press", "release")], []),
         # Typed HTML: "<!--" then "<script" in a record keeps the HTML parser
         # from ending its element at "</script>" (the viewer splits it again).
-        ("type", {"text": "<!--<script>"}, True, "Typed <!--<script>",
-         key_events(0, ["less", "exclam", "minus", "minus", "less"] + list("script") + ["greater"]), []),
+        ("type", {"text": "<!--<script>世"}, True, "Typed <!--<script>世",
+         key_events(0, ["less", "exclam", "minus", "minus", "less"] + list("script") + ["greater", "U4E16"]),
+         []),
     ]
 
 
@@ -176,6 +177,8 @@ def sample(killed, redacted=False):
         before = after
         t = t1
     if killed:
+        # The writer fell behind once (docs/trace.md, "How it runs").
+        out.insert(len(out) - 1, record({"kind": "dropped", "t": t, "records": 2}))
         # A SIGKILL in the middle of a write(2) of a frame: the record stops
         # short, with no closing tag, and no end record follows.
         cut = record({"kind": "frame", "n": n + 1, "t": t + 50, "key": False,
