@@ -9,10 +9,13 @@ the input the call sent as the server sends it, and after each call a
 screenshot as its frame, the first whole and the others as the crop of what
 changed.
 
-  make_demo.py BINARY OUT.html [KILLED.html]
+  make_demo.py BINARY OUT.html [KILLED.html] [--server-trace DIR [--kill]]
 
 KILLED.html: the same trace as a server killed in the middle of writing
 step 10's record leaves it (no end record, that record cut in half).
+--server-trace DIR: the server records its own trace there too (CU_TRACE_DIR),
+for tests/trace/test-viewer --trace; --kill ends it with SIGKILL instead of
+closing its stdin.
 Then: tests/trace/cdp.py "file://$PWD/OUT.html#step=N" docs/trace-viewer.png
 """
 import base64
@@ -150,10 +153,17 @@ class Recorder:
 
 
 def main(argv):
+    kill = "--kill" in argv
+    argv = [a for a in argv if a != "--kill"]
+    env = {}
+    if "--server-trace" in argv:
+        i = argv.index("--server-trace")
+        env["CU_TRACE_DIR"] = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
     if len(argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
-    d = dk.Desk(argv[1], size=SCREEN)
+    d = dk.Desk(argv[1], size=SCREEN, env_extra=env)
     try:
         # --test-type: without the bar warning about --no-sandbox.
         d.start(["chromium", *dk.CHROMIUM_FLAGS[:-1], "--window-size=1600,900", "--test-type",
@@ -185,6 +195,9 @@ def main(argv):
         with open(argv[2], "w", encoding="utf-8") as f:
             f.write(rec.end())
         spy.close()
+        if kill:
+            d.server.kill()
+            d.server.wait()
     finally:
         d.close()
     return 0
