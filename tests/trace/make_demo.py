@@ -13,9 +13,10 @@ changed.
 
 KILLED.html: the same trace as a server killed in the middle of writing
 step 10's record leaves it (no end record, that record cut in half).
---server-trace DIR: the server records its own trace there too (CU_TRACE_DIR),
-for tests/trace/test-viewer --trace; --kill ends it with SIGKILL instead of
-closing its stdin.
+--server-trace DIR: the server records its own trace there (CU_TRACE_DIR),
+for tests/trace/test-viewer --trace, and OUT.html has no frames after the
+first (their screenshots would be steps of the server's trace); --kill ends
+the server with SIGKILL instead of closing its stdin.
 Then: tests/trace/cdp.py "file://$PWD/OUT.html#step=N" docs/trace-viewer.png
 """
 import base64
@@ -55,8 +56,11 @@ def changed_box(a, b):
 
 
 class Recorder:
-    def __init__(self, d):
+    def __init__(self, d, outside_frames=True):
         self.d = d
+        # False when the server records the trace itself: the screenshots
+        # taken here for frames would be steps of its trace.
+        self.outside_frames = outside_frames
         self.t_start = time.monotonic()
         self.out = [open(VIEWER, encoding="utf-8").read()]
         self.rows = None
@@ -71,6 +75,8 @@ class Recorder:
 
     def frame(self):
         """A screenshot as the next frame (not a step of the trace)."""
+        if self.rows is not None and not self.outside_frames:
+            return self.n
         _, structured, result = self.d.tool("screenshot")
         png = base64.b64decode(result["content"][0]["data"])
         w, h, rows = bench.png_decode(png)
@@ -170,9 +176,10 @@ def main(argv):
                  f"--user-data-dir={d.tmp}/chromium", PAGE])
         window = d.wait_window(lambda t: t.startswith("ready"), 60, "Chromium window")
         spy = dk.TitleSpy(d.display, window)
-        rec = Recorder(d)
+        rec = Recorder(d, outside_frames=not env)
         rec.frame()
-        rec.call("screenshot", {})
+        if not env:
+            rec.call("screenshot", {})
         origin = dk.page_origin(lambda p: rec.call("mouse_move", {"coordinate": p}), spy)
 
         def at(css):
