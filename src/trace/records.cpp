@@ -12,8 +12,11 @@ std::string script_line(std::string_view json) {
   out += open;
   for (size_t i = 0; i < json.size(); ++i) {
     const char c = json[i];
-    if (c == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      out += "<\\";
+    // '<' is only ever inside a JSON string: as \u003c no text can open
+    // "<!--" (after which "<script" keeps the element open past its end,
+    // swallowing the records after it) or close the element with "</".
+    if (c == '<') {
+      out += "\\u003c";
       continue;
     }
     // U+2028 and U+2029 (E2 80 A8/A9) end a line in older JavaScript.

@@ -20,9 +20,10 @@ namespace cu {
 extern const std::string_view trace_viewer_html;
 
 // The line that holds record json: `<script type="application/json"
-// class="cu">` json `</script>` and a newline, with every "</" inside
-// written "<\/" and U+2028/U+2029 escaped, so no text in a record (a
-// window title, typed text) can end its script element early.
+// class="cu">` json `</script>` and a newline, with every "<" inside
+// written "\u003c" and U+2028/U+2029 escaped, so no text in a record (a
+// window title, typed text) can end its script element early or keep it
+// open past its end.
 std::string script_line(std::string_view json);
 
 // Whether tool's arguments carry typed text that CU_TRACE_REDACT_TEXT
