@@ -229,7 +229,7 @@ xcb_window_t server_window(x_observer& obs) {
 
 }  // namespace
 
-TEST_CASE("toolsets: the default lists the 24, windows adds six after them (all: vision's four, a11y's nine and gamepad's six too), unknown names stop the server") {
+TEST_CASE("toolsets: the default lists the 24, windows adds six after them (all: vision's four, a11y's nine, gamepad's six and marks' one too), unknown names stop the server") {
   xvfb x(640, 480);
   {
     server_process s(x.display());
@@ -242,7 +242,7 @@ TEST_CASE("toolsets: the default lists the 24, windows adds six after them (all:
     server_process s(x.display(), {{"CU_TOOLSETS", on}});
     std::vector<std::string> names = tool_names(s);
     // The 24, then windows' six; all adds vision's, a11y's when it is
-    // built (libatspi), and gamepad's.
+    // built (libatspi), gamepad's and marks'.
     std::vector<std::string> expected = tool_names_of("computer");
     for (const std::string& n : tool_names_of("windows")) expected.push_back(n);
     if (std::string_view(on) == "all") {
@@ -251,6 +251,7 @@ TEST_CASE("toolsets: the default lists the 24, windows adds six after them (all:
         for (const std::string& n : tool_names_of("a11y")) expected.push_back(n);
       }
       for (const std::string& n : tool_names_of("gamepad")) expected.push_back(n);
+      for (const std::string& n : tool_names_of("marks")) expected.push_back(n);
     }
     CHECK(names == expected);
   }
@@ -260,7 +261,7 @@ TEST_CASE("toolsets: the default lists the 24, windows adds six after them (all:
     s.expect_exit_status(2);
     REQUIRE(s.wait_exit() == 2);
     CHECK(contains(s.stderr_text(), "CU_TOOLSETS:"));
-    CHECK(contains(s.stderr_text(), "the toolsets are computer, windows, vision, a11y, gamepad, or all"));
+    CHECK(contains(s.stderr_text(), "the toolsets are computer, windows, vision, a11y, gamepad, marks, or all"));
   }
 }
 
