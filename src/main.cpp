@@ -13,6 +13,7 @@
 
 #include "build_config.h"
 #include "input/guard.h"
+#include "input/marker.h"
 #include "protocol/server.h"
 #include "toolsets/registry.h"
 #include "util/config.h"
@@ -140,11 +141,6 @@ int main(int argc, char** argv) {
   // with keys still held.
   signal(SIGPIPE, SIG_IGN);
 
-  // The guard forks, so it starts before any thread exists, and before the
-  // lock, whose descriptor it must not inherit.
-  cu::input_guard guard;
-  if (cfg.input_guard) guard = cu::input_guard::start(cfg.display);
-
   if (cfg.lock_path.empty()) {
     auto path = cu::default_lock_path(cfg.display);
     if (!path) {
@@ -153,6 +149,14 @@ int main(int argc, char** argv) {
     }
     cfg.lock_path = std::move(*path);
   }
+  // The guard forks, so it starts before any thread exists, and before the
+  // lock is taken, whose descriptor it must not inherit; it is told where
+  // the pressed-input marker beside the lock is (input/marker.h).
+  cu::input_guard guard;
+  if (cfg.input_guard) {
+    guard = cu::input_guard::start(cfg.display, cu::input_marker_path(cfg.lock_path));
+  }
+
   auto lock = cu::acquire_instance_lock(cfg.lock_path);
   if (!lock) {
     cu::log(cu::log_level::error, "%s", lock.err().message.c_str());

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "input/marker.h"
 #include "util/log.h"
 #include "x11/request.h"
 
@@ -67,8 +68,17 @@ bool read_device_record(int sock, guarded_device& dev) {
   return true;
 }
 
+// Whom the guard watches over: the display, and the pressed-input marker
+// its server writes (input/marker.h), which the guard removes once nothing
+// of the server's can be left down.
+struct guarded_server {
+  std::string display;
+  std::string marker;
+  pid_t pid = 0;
+};
+
 // What the guard does once the server's end of the pipe has closed.
-[[noreturn]] void release_and_exit(const std::string& display, const std::bitset<256>& keys,
+[[noreturn]] void release_and_exit(const guarded_server& server, const std::bitset<256>& keys,
                                    const std::bitset<32>& buttons,
                                    const std::bitset<256>& borrowed, guarded_device& dev) {
   if (dev.fd >= 0) {
@@ -79,10 +89,15 @@ bool read_device_record(int sock, guarded_device& dev) {
     log(log_level::warn, "input guard: the server went away; its controller was set neutral (%s)",
         n == ssize_t(dev.on_death.size()) ? "done" : strerror(errno));
   }
-  if (keys.none() && buttons.none() && borrowed.none()) _exit(0);
+  if (keys.none() && buttons.none() && borrowed.none()) {
+    remove_input_marker(server.marker, server.pid);
+    _exit(0);
+  }
   int screen_number = 0;
-  xcb_connection_t* c = xcb_connect(display.c_str(), &screen_number);
-  if (xcb_connection_has_error(c)) _exit(1);  // No display: nothing is held there any more.
+  xcb_connection_t* c = xcb_connect(server.display.c_str(), &screen_number);
+  // No display: nothing is held there any more. The marker stays, so a
+  // server that finds the display back releases whatever is down on it.
+  if (xcb_connection_has_error(c)) _exit(1);
   xcb_screen_iterator_t it = xcb_setup_roots_iterator(xcb_get_setup(c));
   xcb_window_t root = it.data != nullptr ? it.data->root : XCB_NONE;
   for (size_t b = 1; b < buttons.size(); ++b) {
@@ -98,13 +113,14 @@ bool read_device_record(int sock, guarded_device& dev) {
   }
   x11_sync(c);
   xcb_disconnect(c);
+  remove_input_marker(server.marker, server.pid);
   log(log_level::warn,
       "input guard: the server went away holding %zu key(s) and %zu button(s); released them",
       keys.count(), buttons.count());
   _exit(0);
 }
 
-[[noreturn]] void guard_main(int fd, int devices, const std::string& display) {
+[[noreturn]] void guard_main(int fd, int devices, const guarded_server& server) {
   prctl(PR_SET_NAME, "cu-input-guard");
   // A Ctrl+C or SIGTERM sent to the whole process group must not take the
   // guard down before the server has released its input.
@@ -129,7 +145,7 @@ bool read_device_record(int sock, guarded_device& dev) {
     pollfd p[2] = {{fd, POLLIN, 0}, {devices, POLLIN, 0}};
     if (poll(p, devices >= 0 ? 2 : 1, -1) < 0) {
       if (errno == EINTR) continue;
-      release_and_exit(display, keys, buttons, borrowed, dev);
+      release_and_exit(server, keys, buttons, borrowed, dev);
     }
     if (devices >= 0 && p[1].revents != 0 && !read_device_record(devices, dev)) {
       // The server closed the channel: it has no device any more, or is
@@ -140,7 +156,7 @@ bool read_device_record(int sock, guarded_device& dev) {
     if (p[0].revents == 0) continue;
     ssize_t n = read(fd, buf + have, sizeof buf - have);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) release_and_exit(display, keys, buttons, borrowed, dev);
+    if (n <= 0) release_and_exit(server, keys, buttons, borrowed, dev);
     have += size_t(n);
     size_t i = 0;
     for (; i + 2 <= have; i += 2) {
@@ -231,7 +247,8 @@ void guard_devices::forget() {
   } while (sent < 0 && errno == EINTR);
 }
 
-input_guard input_guard::start(const std::string& display) {
+input_guard input_guard::start(const std::string& display, const std::string& marker) {
+  const guarded_server server{display, marker, getpid()};
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) {
     log(log_level::warn, "input guard not started: pipe: %s", strerror(errno));
@@ -265,7 +282,7 @@ input_guard input_guard::start(const std::string& display) {
     pid_t guard = fork();
     if (guard == 0) {
       setsid();
-      guard_main(p[0], d[0], display);
+      guard_main(p[0], d[0], server);
     }
     _exit(guard < 0 ? 1 : 0);
   }

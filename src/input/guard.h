@@ -60,8 +60,11 @@ class input_guard {
   input_guard& operator=(const input_guard&) = delete;
 
   // Forks the guard (detached: it is not this process's child) for display.
-  // On failure, logs why and returns an inactive guard.
-  static input_guard start(const std::string& display);
+  // Once it has released what the server left down (or found nothing
+  // down), it removes the pressed-input marker at marker if that names this
+  // process (input/marker.h; empty: none). On failure, logs why and returns
+  // an inactive guard.
+  static input_guard start(const std::string& display, const std::string& marker);
 
   bool active() const { return fd_ >= 0; }
 
