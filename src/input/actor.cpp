@@ -28,7 +28,7 @@ input_actor::input_actor(input_config cfg, input_guard guard, server_generation&
                          completion_queue& done)
     : cfg_(std::move(cfg)),
       generations_(generation),
-      ctx_(cfg_.display, std::move(guard), cfg_.type_delay_ms, generation),
+      ctx_(cfg_.display, std::move(guard), cfg_.type_delay_ms, generation, cfg_.marker),
       done_(done),
       last_activity_ns_(now_ns()) {
   ctx_.wait_until = [this](clock_type::time_point t) { return serve_until(t); };

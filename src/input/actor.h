@@ -71,6 +71,8 @@ struct input_config {
   // The flight recorder's sink for every piece of input sent (empty: none;
   // input_context::on_event).
   std::function<void(const input_event&)> on_event;
+  // The pressed-input marker beside the lock (input/marker.h; empty: none).
+  std::string marker;
 };
 
 class input_actor {

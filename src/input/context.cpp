@@ -1,9 +1,14 @@
 #include "input/context.h"
 
+#include <unistd.h>
 #include <xcb/xtest.h>
 #include <xkbcommon/xkbcommon.h>
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "input/marker.h"
 
 #include "util/log.h"
 #include "x11/request.h"
@@ -36,21 +41,27 @@ error lost_display(const std::string& display) {
 }  // namespace
 
 input_context::input_context(std::string display, input_guard guard, double type_delay_ms,
-                             server_generation& generation)
+                             server_generation& generation, std::string marker)
     : display_(std::move(display)),
       generations_(generation),
       guard_(std::move(guard)),
       type_delay_ms_(type_delay_ms),
       xkb_(xkb_context_new(xkb_context_flags(XKB_CONTEXT_NO_DEFAULT_INCLUDES |
-                                                XKB_CONTEXT_NO_ENVIRONMENT_NAMES))) {}
+                                                XKB_CONTEXT_NO_ENVIRONMENT_NAMES))),
+      marker_(std::move(marker)),
+      stranded_by_(dead_marker_pid(marker_)) {}
 
 input_context::~input_context() {
   release_all();
+  // Released (or the display is gone, and what was held with it): nothing
+  // of ours is left for the next server to clear.
+  if (marker_written_) remove_input_marker(marker_, getpid());
   keyboard_.reset();
   if (xkb_ != nullptr) xkb_context_unref(xkb_);
 }
 
 status input_context::begin_job() {
+  elsewhere_.reset();
   if (still_connected()) return {};
   auto c = reconnect();
   if (!c) return c.take_error();
@@ -128,13 +139,22 @@ void input_context::drop_connection() {
   conn_.reset();
   key_refs_ = {};
   down_ = {};
+  shared_keys_ = {};
   buttons_ = 0;
+  shared_buttons_ = 0;
+  elsewhere_.reset();
   borrowed_.clear();
   keyboard_.reset();
   layout_valid_ = false;
 }
 
 void input_context::clear_stranded() {
+  // Without a dead server's marker, what is down belongs to whoever is
+  // using the display beside us (x11vnc's input is XTest input too), or
+  // to a predecessor whose guard or clean exit already released it.
+  if (!stranded_by_) return;
+  const pid_t dead = *stranded_by_;
+  stranded_by_.reset();
   xcb_connection_t* c = conn_.get();
   auto pc = xcb_query_pointer(c, root_);
   auto kc = xcb_query_keymap(c);
@@ -159,11 +179,10 @@ void input_context::clear_stranded() {
       }
     }
   }
-  if (released > 0) {
-    x11_sync(c);
-    log(log_level::info, "released %d key(s)/button(s) left down on %s", released,
-        display_.c_str());
-  }
+  if (released > 0) x11_sync(c);
+  log(log_level::info, "server %d died leaving input pressed on %s; released %d key(s)/button(s)",
+      int(dead), display_.c_str(), released);
+  remove_input_marker(marker_, dead);
 }
 
 void input_context::fake(uint8_t type, uint8_t detail, int16_t x, int16_t y) {
@@ -399,29 +418,79 @@ status input_context::button(uint8_t b, bool down) {
   auto c = connection();
   if (!c) return c.take_error();
   if (button_is_down(b) == down) return {};
+  const uint32_t bit = 1u << b;
   if (down) {
-    lost_buttons_ &= ~(1u << b);
+    lost_buttons_ &= ~bit;
+    buttons_ |= bit;
+    if (button_held_elsewhere(b)) {
+      shared_buttons_ |= bit;
+      return {};
+    }
+    note_pressing();
     guard_.button(b, true);
-    buttons_ |= 1u << b;
     fake(XCB_BUTTON_PRESS, b);
   } else {
+    buttons_ &= ~bit;
+    if (shared_buttons_ & bit) {
+      shared_buttons_ &= ~bit;
+      return {};
+    }
     fake(XCB_BUTTON_RELEASE, b);
-    buttons_ &= ~(1u << b);
     guard_.button(b, false);
   }
   return {};
 }
 
-void input_context::set_down(uint8_t kc, bool down) {
+const input_context::elsewhere& input_context::held_elsewhere() {
+  if (elsewhere_) return *elsewhere_;
+  elsewhere_.emplace();
+  xcb_connection_t* c = conn_.get();
+  auto kc = xcb_query_keymap(c);
+  auto pc = xcb_query_pointer(c, root_);
+  reply_ptr<xcb_query_keymap_reply_t> k(xcb_query_keymap_reply(c, kc, nullptr));
+  reply_ptr<xcb_query_pointer_reply_t> p(xcb_query_pointer_reply(c, pc, nullptr));
+  // Without a reply (the display going away) nothing counts as held
+  // elsewhere: the presses go out as before and fail with the connection.
+  if (k) std::copy(std::begin(k->keys), std::end(k->keys), elsewhere_->keys.begin());
+  if (p) elsewhere_->buttons_mask = p->mask;
+  return *elsewhere_;
+}
+
+bool input_context::key_held_elsewhere(uint8_t kc) {
+  return (held_elsewhere().keys[kc / 8] >> (kc % 8)) & 1;
+}
+
+bool input_context::button_held_elsewhere(uint8_t b) {
+  // The core pointer's mask has bits for buttons 1 to 5 only.
+  if (b < 1 || b > 5) return false;
+  return held_elsewhere().buttons_mask & (XCB_BUTTON_MASK_1 << (b - 1));
+}
+
+void input_context::note_pressing() {
+  if (marker_written_ || marker_.empty()) return;
+  marker_written_ = true;
+  if (!write_input_marker(marker_, getpid())) {
+    log(log_level::warn, "cannot write %s; input left down if this server is killed with its "
+        "guard will stay down for the next server", marker_.c_str());
+  }
+}
+
+void input_context::set_down(uint8_t kc, bool down, bool share) {
   if (down_[kc] == down || !conn_) return;
+  down_[kc] = down;
   if (down) {
+    if (share && key_held_elsewhere(kc)) {
+      shared_keys_[kc] = true;
+      return;
+    }
+    note_pressing();
     guard_.key(kc, true);
     fake(XCB_KEY_PRESS, kc);
   } else {
+    if (std::exchange(shared_keys_[kc], false)) return;
     fake(XCB_KEY_RELEASE, kc);
     guard_.key(kc, false);
   }
-  down_[kc] = down;
 }
 
 void input_context::press_key(uint8_t kc) {
@@ -653,7 +722,7 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
     set_down(stroke->keycode, false);
     hint_keycode_ = stroke->keycode;
     hint_keysym_ = sym;
-    set_down(stroke->keycode, true);
+    set_down(stroke->keycode, true, false);
     set_down(stroke->keycode, false);
     for (size_t m = nmods; m-- > 0;) set_down(mods[m], false);
     ++*typed;

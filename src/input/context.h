@@ -6,6 +6,7 @@
 // Thread affinity: the input actor thread only.
 #pragma once
 
+#include <sys/types.h>
 #include <xcb/xcb.h>
 
 #include <array>
@@ -34,19 +35,26 @@ using clock_type = std::chrono::steady_clock;
 
 class input_context {
  public:
+  // marker: the pressed-input marker beside the lock (input/marker.h;
+  // empty: none). A dead server's marker found here is what makes the
+  // first connection release what the display's XTest devices hold.
   input_context(std::string display, input_guard guard, double type_delay_ms,
-                server_generation& generation);
+                server_generation& generation, std::string marker = {});
   ~input_context();
   input_context(const input_context&) = delete;
   input_context& operator=(const input_context&) = delete;
 
   // Called before every job: checks that the X server is still at the
   // other end of the connection (reading is how a closed socket shows), and
-  // connects anew when it is not, or when there was no connection. A new
-  // connection first releases whatever XTest input is left down on the
-  // display (a stranded button from a crashed predecessor). A connection
-  // is never replaced in the middle of a job: what the job sent before
-  // would have gone to a server that is gone, and its answer must say so.
+  // connects anew when it is not, or when there was no connection. The
+  // first connection releases whatever XTest input is left down on the
+  // display when, and only when, a previous server died leaving its
+  // pressed-input marker (a stranded button from a predecessor killed with
+  // its guard); otherwise what is down is someone else's, a person's
+  // through VNC say, and stays down. A connection is never replaced in the
+  // middle of a job: what the job sent before would have gone to a server
+  // that is gone, and its answer must say so. Forgets what others held
+  // (see held_elsewhere).
   status begin_job();
 
   // The connection, or an error naming the display once it has failed.
@@ -182,13 +190,33 @@ class input_context {
   // Binds spare keycodes to those of syms nothing produces yet, as many as
   // there are spare keys for, in one batch.
   status borrow(const std::vector<keysym_t>& syms);
+  // Whether the key or button is down on the display without this server
+  // having pressed it: someone else holds it, such as a person through a
+  // VNC viewer. XTest keeps one down state per key and button for all its
+  // clients, so the server neither presses nor releases such a key or
+  // button: the other's hold already has the press's effect, and a release
+  // of ours would end the other's hold. Asked once per job, at its first
+  // press (QueryKeymap and QueryPointer in one round trip), and kept for the
+  // rest of the job.
+  bool key_held_elsewhere(uint8_t keycode);
+  bool button_held_elsewhere(uint8_t button);
+  struct elsewhere {
+    std::array<uint8_t, 32> keys{};
+    uint16_t buttons_mask = 0;
+  };
+  const elsewhere& held_elsewhere();
+  // Called before the first press this server sends: writes the marker.
+  void note_pressing();
   // Reference-counted presses: the key goes down on the first and up on
   // the last release.
   void press_key(uint8_t keycode);
   void release_key(uint8_t keycode);
   // What XTest has down, whatever the counts say (type lifts held
-  // modifiers for a moment); tells the guard first.
-  void set_down(uint8_t keycode, bool down);
+  // modifiers for a moment); tells the guard first. A key someone else
+  // holds counts as down and is neither pressed nor released
+  // (key_held_elsewhere), unless share is false: type's own character key,
+  // whose press is what types the character.
+  void set_down(uint8_t keycode, bool down, bool share = true);
   void fake(uint8_t type, uint8_t detail, int16_t x = 0, int16_t y = 0);
   // Tells on_event of what fake sent.
   void report(uint8_t type, uint8_t detail, int16_t x, int16_t y);
@@ -220,7 +248,17 @@ class input_context {
   bool reload_keymap_ = false;
   std::array<uint16_t, 256> key_refs_{};
   std::array<bool, 256> down_{};
+  // Counted as down by down_ and buttons_, but held by someone else, so
+  // never sent (held_elsewhere).
+  std::array<bool, 256> shared_keys_{};
+  uint32_t shared_buttons_ = 0;
+  std::optional<elsewhere> elsewhere_;  // For the job running.
   uint32_t buttons_ = 0;
+  std::string marker_;
+  bool marker_written_ = false;
+  // A dead server's marker was found at start, naming this pid: the first
+  // connection releases what is down, then removes it.
+  std::optional<pid_t> stranded_by_;
   std::map<uint8_t, borrowing> borrowed_;
   std::optional<point> pointer_snapshot_;
   pacing pacing_;

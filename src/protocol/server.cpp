@@ -9,6 +9,7 @@
 #include "protocol/json_diagnose.h"
 #include "core/json_writer.h"
 #include "core/tool_result.h"
+#include "input/marker.h"
 #include "toolsets/registry.h"
 #include "toolsets/tool_call.h"
 #include "util/log.h"
@@ -204,7 +205,8 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                            }},
                           trace_ ? std::function<void(const input_event&)>(
                                        [t = trace_.get()](const input_event& e) { t->input(e); })
-                                 : nullptr},
+                                 : nullptr,
+                          input_marker_path(cfg_.lock_path)},
              (guard_devices_ = guard.take_devices(), std::move(guard)), generation_,
              completions_),
       desktop_(cfg_.display, generation_, completions_),

@@ -1,6 +1,8 @@
 // Nothing stays pressed: held keys and buttons are released when the server
 // ends (stdin EOF, SIGTERM, even SIGKILL through its guard process), when it
-// has been idle too long, and a button stranded before it started is cleared.
+// has been idle too long, and a button a predecessor killed with its guard
+// stranded is cleared when the next server starts; a button someone else
+// holds when it starts is not its to clear.
 #include <catch2/catch.hpp>
 #include <dirent.h>
 #include <signal.h>
@@ -62,11 +64,11 @@ bool proc_stat(pid_t pid, pid_t& ppid, char& state) {
 }
 
 // The processes other than the server itself that carry its private
-// CU_LOCK_PATH in their environment: the input guard and anything else it
-// started. The guard is detached (not a child of the server), so it is found
-// by what it inherited rather than by its parent.
-std::vector<pid_t> started_by(const server_process& s) {
-  const std::string marker = "CU_LOCK_PATH=" + s.lock_path();
+// CU_LOCK_PATH (lock_path when given) in their environment: the input guard
+// and anything else it started. The guard is detached (not a child of the
+// server), so it is found by what it inherited rather than by its parent.
+std::vector<pid_t> started_by(const server_process& s, const std::string& lock_path = {}) {
+  const std::string marker = "CU_LOCK_PATH=" + (lock_path.empty() ? s.lock_path() : lock_path);
   std::vector<pid_t> out;
   DIR* d = opendir("/proc");
   if (d == nullptr) return out;
@@ -92,6 +94,36 @@ bool gone(pid_t pid) {
   pid_t ppid;
   char state;
   return !proc_stat(pid, ppid, state) || state == 'Z' || state == 'X';
+}
+
+// A directory of the test's, removed with everything in it at the end: a
+// lock path two servers in turn share, as one display's servers do.
+class scratch_dir {
+ public:
+  scratch_dir() {
+    char tmpl[] = "/tmp/cu-release-test-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path_ = tmpl;
+  }
+  ~scratch_dir() {
+    const std::string cmd = "rm -rf '" + path_ + "'";
+    if (::system(cmd.c_str()) != 0) WARN("could not remove " + path_);
+  }
+  scratch_dir(const scratch_dir&) = delete;
+  scratch_dir& operator=(const scratch_dir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// The pid the pressed-input marker beside lock_path names, 0 when there is
+// none (src/input/marker.h).
+pid_t marker_pid(const std::string& lock_path) {
+  std::ifstream f(lock_path + ".input");
+  long pid = 0;
+  if (!(f >> pid)) return 0;
+  return pid_t(pid);
 }
 
 bool wait_gone(const std::vector<pid_t>& pids, int timeout_ms) {
@@ -139,6 +171,7 @@ void check_ended_by(int signo, what held) {
     hold_button(s, probe);
   }
   const std::vector<pid_t> guards = started_by(s);
+  CHECK(marker_pid(s.lock_path()) == s.pid());
   const int64_t start = now_ms();
   if (signo == 0) {
     s.close_stdin();
@@ -149,9 +182,11 @@ void check_ended_by(int signo, what held) {
   REQUIRE(status);
   CHECK(*status == 0);
   CHECK(now_ms() - start < 10000);
-  // A clean exit releases before the process ends.
+  // A clean exit releases before the process ends, and says so by
+  // removing its marker: the next server has nothing to clear.
   CHECK(probe.keys_down().empty());
   CHECK(probe.buttons_mask() == 0);
+  CHECK(marker_pid(s.lock_path()) == 0);
   // Nothing the server started outlives it for long.
   CHECK(wait_gone(guards, 5000));
 }
@@ -176,9 +211,11 @@ void check_killed(what held) {
   CHECK(wait_nothing_pressed(probe, 3000));
   CHECK(probe.keys_down().empty());
   CHECK(probe.buttons_mask() == 0);
-  // The guard does its job and leaves.
+  // The guard does its job, removes the marker (the next server has
+  // nothing to clear) and leaves.
   INFO(guards.size() << " processes started by the server before the kill");
   CHECK(wait_gone(guards, 5000));
+  CHECK(marker_pid(s.lock_path()) == 0);
 }
 
 }  // namespace
@@ -221,8 +258,10 @@ TEST_CASE("without the guard, SIGKILL during a hold_key leaves the key down on X
   // pressed. This pins the behaviour the guard compensates for.
   xvfb x;
   input_probe probe(x.display());
+  scratch_dir dir;
+  const std::string lock = dir.path() + "/lock";
   {
-    server_process s(x.display(), {{"CU_INPUT_GUARD", "0"}});
+    server_process s(x.display(), {{"CU_INPUT_GUARD", "0"}, {"CU_LOCK_PATH", lock}});
     s.expect_exit_status(std::nullopt);
     start_session(s, probe);
     hold_shift(s, probe);
@@ -235,8 +274,10 @@ TEST_CASE("without the guard, SIGKILL during a hold_key leaves the key down on X
     shift_down = shift_down || probe.keycode_has(code, {kXK_Shift_L, kXK_Shift_R});
   }
   CHECK(shift_down);
-  // A new server clears what its predecessor stranded.
-  server_process next(x.display());
+  // A new server on the same lock finds the marker of its predecessor and
+  // clears what it stranded.
+  CHECK(marker_pid(lock) != 0);
+  server_process next(x.display(), {{"CU_LOCK_PATH", lock}});
   start_session(next, probe);
   CHECK_FALSE(is_error(*next.call_tool("cursor_position")));
   CHECK(probe.keys_down().empty());
@@ -294,7 +335,42 @@ TEST_CASE("with CU_IDLE_RELEASE_SECS=1 requests keep a held button down") {
   CHECK(probe.buttons_mask() == 0);
 }
 
-TEST_CASE("a button stranded by another XTest client is released when the server starts") {
+TEST_CASE("a button stranded by a previous server that died with its guard is released when the server starts") {
+  xvfb x;
+  input_probe probe(x.display());
+  scratch_dir dir;
+  const std::string lock = dir.path() + "/lock";
+  {
+    server_process s(x.display(), {{"CU_LOCK_PATH", lock}});
+    s.expect_exit_status(std::nullopt);
+    start_session(s, probe);
+    hold_button(s, probe);
+    // The guard first, so nobody is left to release: as when a container
+    // or a cgroup is killed whole.
+    const std::vector<pid_t> guards = started_by(s, lock);
+    REQUIRE_FALSE(guards.empty());
+    for (pid_t g : guards) ::kill(g, SIGKILL);
+    REQUIRE(wait_gone(guards, 5000));
+    s.signal(SIGKILL);
+    REQUIRE(s.wait_exit(10000));
+    CHECK(marker_pid(lock) == s.pid());
+  }
+  probe.sync();
+  REQUIRE(probe.buttons_mask() == kButton1Mask);
+  server_process next(x.display(), {{"CU_LOCK_PATH", lock}});
+  start_session(next, probe);
+  // cursor_position is answered only after the start-up clearing.
+  auto pos = next.call_tool("cursor_position");
+  CHECK_FALSE(is_error(*pos));
+  CHECK(probe.buttons_mask() == 0);
+  CHECK(probe.keys_down().empty());
+  // Cleared once: the dead server's marker is gone.
+  CHECK(marker_pid(lock) == 0);
+}
+
+TEST_CASE("a button another XTest client holds when the server starts stays held") {
+  // Without a dead server's marker what is down is someone else's: a
+  // person's through x11vnc, whose input is XTest input too.
   xvfb x;
   input_probe probe(x.display());
   xcb_test_fake_input(probe.connection(), XCB_BUTTON_PRESS, 1, XCB_CURRENT_TIME, XCB_NONE, 0, 0, 0);
@@ -302,9 +378,11 @@ TEST_CASE("a button stranded by another XTest client is released when the server
   REQUIRE(probe.buttons_mask() == kButton1Mask);
   server_process s(x.display());
   start_session(s, probe);
-  // cursor_position is answered only after the start-up clearing.
   auto pos = s.call_tool("cursor_position");
   CHECK_FALSE(is_error(*pos));
+  CHECK(probe.buttons_mask() == kButton1Mask);
+  CHECK(marker_pid(s.lock_path()) == 0);
+  xcb_test_fake_input(probe.connection(), XCB_BUTTON_RELEASE, 1, XCB_CURRENT_TIME, XCB_NONE, 0, 0, 0);
+  probe.sync();
   CHECK(probe.buttons_mask() == 0);
-  CHECK(probe.keys_down().empty());
 }
