@@ -71,6 +71,9 @@ struct input_config {
   // The flight recorder's sink for every piece of input sent (empty: none;
   // input_context::on_event).
   std::function<void(const input_event&)> on_event;
+  // Its hook before every piece of input (empty: none;
+  // input_context::before_event).
+  std::function<void()> before_event;
 };
 
 class input_actor {

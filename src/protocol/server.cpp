@@ -204,6 +204,8 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                            }},
                           trace_ ? std::function<void(const input_event&)>(
                                        [t = trace_.get()](const input_event& e) { t->input(e); })
+                                 : nullptr,
+                          trace_ ? std::function<void()>([t = trace_.get()] { t->before_input(); })
                                  : nullptr},
              (guard_devices_ = guard.take_devices(), std::move(guard)), generation_,
              completions_),
