@@ -34,6 +34,7 @@ input_actor::input_actor(input_config cfg, input_guard guard, server_generation&
   ctx_.wait_until = [this](clock_type::time_point t) { return serve_until(t); };
   ctx_.set_pacing(cfg_.pacing);
   ctx_.on_event = cfg_.on_event;
+  ctx_.before_event = cfg_.before_event;
   thread_ = std::thread(&input_actor::thread_main, this);
 }
 

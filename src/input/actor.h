@@ -73,6 +73,9 @@ struct input_config {
   std::function<void(const input_event&)> on_event;
   // The pressed-input marker beside the lock (input/marker.h; empty: none).
   std::string marker;
+  // Its hook before every piece of input (empty: none;
+  // input_context::before_event).
+  std::function<void()> before_event;
 };
 
 class input_actor {

@@ -186,6 +186,7 @@ void input_context::clear_stranded() {
 }
 
 void input_context::fake(uint8_t type, uint8_t detail, int16_t x, int16_t y) {
+  if (before_event) before_event();
   xcb_test_fake_input(conn_.get(), type, detail, XCB_CURRENT_TIME, root_, x, y, 0);
   if (on_event) report(type, detail, x, y);
 }

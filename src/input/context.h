@@ -82,6 +82,11 @@ class input_context {
   // and key sent, with event_seq, the call of the job running (the actor
   // sets it). Called on this thread; it must not block.
   std::function<void(const input_event&)> on_event;
+  // The flight recorder's hook (empty: none): called before each event
+  // goes to X, so a frame still pending of the screen after the
+  // last answer is taken before this input changes it. It may wait, for a
+  // bounded time (recorder::before_input).
+  std::function<void()> before_event;
   uint64_t event_seq = 0;
   double type_delay_ms() const { return type_delay_ms_; }
 

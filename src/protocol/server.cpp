@@ -206,7 +206,9 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                           trace_ ? std::function<void(const input_event&)>(
                                        [t = trace_.get()](const input_event& e) { t->input(e); })
                                  : nullptr,
-                          input_marker_path(cfg_.lock_path)},
+                          input_marker_path(cfg_.lock_path),
+                          trace_ ? std::function<void()>([t = trace_.get()] { t->before_input(); })
+                                 : nullptr},
              (guard_devices_ = guard.take_devices(), std::move(guard)), generation_,
              completions_),
       desktop_(cfg_.display, generation_, completions_),

@@ -40,6 +40,14 @@ constexpr size_t kKeyEveryCropBytes = size_t{8} << 20;
 // its crops would cost about as much.
 constexpr double kMostDeltaShare = 0.5;
 constexpr size_t kMostCrops = 16;
+// The longest input waits for the grab of a pending frame before it goes
+// on (and the frame is marked late): a grab of the screen on the writer's
+// connection takes a few milliseconds, and the agent loop's latency budget
+// is 5% of a step.
+constexpr auto kMostFrameWait = std::chrono::milliseconds(50);
+// Frames whose grab times are kept to find a call's "before": a call's
+// record is written soon after its answer, so its first input is recent.
+constexpr size_t kFrameTimesKept = 64;
 // Room kept in every part for its closing "end" record, so a part stays
 // within CU_TRACE_MAX_BYTES with it.
 constexpr size_t kEndRoom = 128;
@@ -137,6 +145,31 @@ void recorder::input(const input_event& e) {
   input_[e.seq].push_back(e);
 }
 
+void recorder::before_input() {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Asked already: that wait is over (served or given up), so the rest of
+  // the input goes on without waiting again.
+  if (stopping_ || now_asked_ || (!frame_wanted_ && !grab_pending_)) return;
+  now_asked_ = true;
+  const uint64_t grabs = grabs_;
+  cv_.notify_one();
+  if (!grabbed_cv_.wait_for(lock, kMostFrameWait, [&] { return grabs_ != grabs || stopping_; })) {
+    now_late_ = true;
+  }
+}
+
+void recorder::frame_grabbed() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!grab_pending_) return;
+    grab_pending_ = false;
+    now_asked_ = false;
+    taken_late_ = std::exchange(now_late_, false);
+    ++grabs_;
+  }
+  grabbed_cv_.notify_all();
+}
+
 void recorder::call_started(uint64_t seq, std::string_view id_json, std::string_view tool,
                             const simdjson::dom::element* args) {
   if (stopped_) return;
@@ -200,6 +233,7 @@ void recorder::stop(std::string_view why) {
     end_why_ = std::string(why);
   }
   cv_.notify_one();
+  grabbed_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -318,8 +352,17 @@ std::string recorder::call_line(pending_call& c) {
     w.key("bytes").number(int64_t(b.image->size)).end_object();
   }
   w.end_array();
-  if (c.info.before != 0) {
-    w.key("before").number(int64_t(c.info.before));
+  // A call that sent input: the screen just before its first input went
+  // out, which may be a frame taken after the call began (the one of the
+  // step before it, taken for this input).
+  uint64_t before = c.info.before;
+  if (!c.input.empty()) {
+    for (const auto& [at, n] : grabbed_at_) {
+      if (at < c.input.front().at) before = std::max(before, n);
+    }
+  }
+  if (before != 0) {
+    w.key("before").number(int64_t(before));
   } else {
     w.key("before").null();
   }
@@ -355,7 +398,7 @@ std::string recorder::call_line(pending_call& c) {
   return script_line(j);
 }
 
-void recorder::settle(clock_type::time_point since) {
+bool recorder::settle(clock_type::time_point since) {
   using ms = std::chrono::duration<double, std::milli>;
   const auto quiet = std::chrono::duration_cast<clock_type::duration>(ms(cfg_.settle_quiet_ms));
   const auto latest =
@@ -367,8 +410,9 @@ void recorder::settle(clock_type::time_point since) {
       if (auto last = damage_->last_change(); last && *last > since) ready = *last + quiet;
     }
     ready = std::min(ready, latest);
-    if (stopping_ || clock_type::now() >= ready) return;
-    cv_.wait_until(lock, ready, [this] { return stopping_; });
+    if (stopping_ || clock_type::now() >= ready) return true;
+    if (now_asked_) return false;
+    cv_.wait_until(lock, ready, [this] { return stopping_ || now_asked_; });
   }
 }
 
@@ -393,6 +437,10 @@ void recorder::take_frame(bool key) {
     return;  // An unchanged screen costs nothing.
   }
   auto pixels = grab_->grab(*screen);
+  const clock_type::time_point grabbed_at = clock_type::now();
+  // The pixels are read: input waiting for them may go on while they are
+  // scaled and encoded.
+  frame_grabbed();
   if (!pixels) return;
   const size2 scale{scale_w_, scale_h_};
   coord_session session = make_session(*screen);
@@ -465,6 +513,8 @@ void recorder::take_frame(bool key) {
     crop_bytes_since_key_ += bytes;
   }
   frame_n_.store(n);
+  grabbed_at_.emplace_back(grabbed_at, n);
+  if (grabbed_at_.size() > kFrameTimesKept) grabbed_at_.pop_front();
   append(line);
 }
 
@@ -503,13 +553,14 @@ void recorder::writer_main() {
     if (frame_wanted_) {
       const clock_type::time_point since = frame_since_;
       lock.unlock();
-      settle(since);
+      const bool settled = settle(since);
       lock.lock();
       // Calls that ended while it settled share its frame: waiting again
       // for each would starve the frames of a loop of quick screenshots.
       std::vector<uint64_t> seqs = std::move(frame_seqs_);
       frame_seqs_.clear();
       frame_wanted_ = false;
+      grab_pending_ = true;
       // Their call records go first: a settled record follows its call's.
       while (!queue_.empty()) {
         pending_call c = std::move(queue_.front());
@@ -521,13 +572,22 @@ void recorder::writer_main() {
       }
       lock.unlock();
       take_frame(false);
+      // Also when take_frame grabbed nothing (an unchanged screen, or none).
+      frame_grabbed();
       const uint64_t n = frame_n_.load();
       if (n != 0) {
         for (uint64_t seq : seqs) {
           std::string j;
           json_writer w(j);
           w.begin_object().key("kind").string("settled");
-          w.key("seq").number(int64_t(seq)).key("frame").number(int64_t(n)).end_object();
+          w.key("seq").number(int64_t(seq)).key("frame").number(int64_t(n));
+          // Taken for the next input before the screen went quiet: the
+          // screen the agent acted on next, not a settled one.
+          if (!settled) w.key("settled").boolean(false);
+          // Taken only after the next input had gone out, so it may show
+          // what that input did.
+          if (taken_late_) w.key("late").boolean(true);
+          w.end_object();
           write_record(script_line(j));
         }
       }

@@ -12,8 +12,12 @@
 // The loop only moves values into a bounded queue: past its bound a record
 // is dropped (and a "dropped" record says how many), and frames asked for
 // while one is pending are one frame, so a slow disk never slows a call.
+// A pending frame does not wait for the settle past the next input: the
+// actor asks for it before that input goes out (before_input) and waits,
+// briefly, for its grab, so each step's frame shows what that step did and
+// not what the steps sent right after its answer did.
 // Thread affinity: call_started, call_ended and stop on the loop thread;
-// input on the input actor's; the writer thread is private.
+// input and before_input on the input actor's; the writer thread is private.
 #pragma once
 
 #include <simdjson.h>
@@ -29,6 +33,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/generation.h"
@@ -72,6 +77,14 @@ class recorder {
   // Input actor: a piece of input went out (input_context::on_event).
   void input(const input_event& e);
 
+  // Input actor: a piece of input is about to go out
+  // (input_context::before_event). When a frame is pending (a call was
+  // answered and the screen after it is not taken yet), the writer takes it
+  // now, unsettled, and this waits until its grab is done, at most
+  // kMostFrameWait; past that the input goes on and the frame, taken after
+  // it, is marked late. With nothing pending it returns at once.
+  void before_input();
+
   // A tools/call was accepted as seq (args: its arguments; null: none).
   void call_started(uint64_t seq, std::string_view id_json, std::string_view tool,
                     const simdjson::dom::element* args);
@@ -114,8 +127,14 @@ class recorder {
   double ms_since_start(std::chrono::steady_clock::time_point t) const;
   // Writer thread: the record of a call, as its line.
   std::string call_line(pending_call& c);
-  // Waits until the screen has settled after `since` (or the stop).
-  void settle(std::chrono::steady_clock::time_point since);
+  // Waits until the screen has settled after `since` (or the stop); false
+  // when input asked for the frame first (before_input) and the screen had
+  // not settled yet.
+  bool settle(std::chrono::steady_clock::time_point since);
+  // Writer thread: the pending frame's pixels are read (or the screen is
+  // known unchanged), so input that waits for them may go on. Called as
+  // soon as the grab returns and again after the frame, once acting.
+  void frame_grabbed();
   // Takes a frame: a key frame when asked or when the record of changes
   // cannot say what changed; nothing when nothing did. Writes it.
   void take_frame(bool key);
@@ -155,6 +174,15 @@ class recorder {
   bool frame_wanted_ = false;
   std::chrono::steady_clock::time_point frame_since_;
   std::vector<uint64_t> frame_seqs_;
+  // The writer took the pending frame on (frame_wanted_ is clear again)
+  // and has not grabbed it yet.
+  bool grab_pending_ = false;
+  // Input waits for the pending frame's grab (before_input); it gave up
+  // waiting (late).
+  bool now_asked_ = false;
+  bool now_late_ = false;
+  uint64_t grabs_ = 0;  // Pending frames grabbed; before_input waits for it to move.
+  std::condition_variable grabbed_cv_;
   bool stopping_ = false;
   std::string end_why_;
   // The latest frame's number (0: none yet); read by the loop for "before".
@@ -171,6 +199,12 @@ class recorder {
   int screen_w_ = 0, screen_h_ = 0, scale_w_ = 0, scale_h_ = 0;
   int frames_since_key_ = 0;
   size_t crop_bytes_since_key_ = 0;
+  // What frame_grabbed found of the latest pending frame: input had given
+  // up waiting for it.
+  bool taken_late_ = false;
+  // The latest frames, each with the time its grab returned: a call's
+  // "before" is the latest grabbed before its first input went out.
+  std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> grabbed_at_;
 };
 
 }  // namespace cu

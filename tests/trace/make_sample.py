@@ -173,7 +173,8 @@ def sample(killed, redacted=False):
             call["structured"] = {"width": SCREEN[0], "height": SCREEN[1]}
         out.append(record(call))
         if tool == "key":
-            out.append(record({"kind": "settled", "seq": seq, "frame": after}))
+            # Taken before the next step's input, not settled (docs/trace.md).
+            out.append(record({"kind": "settled", "seq": seq, "frame": after, "settled": False}))
         before = after
         t = t1
     if killed:

@@ -12,14 +12,18 @@
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <xcb/xcb.h>
 
+#include <atomic>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/harness.h"
@@ -164,6 +168,13 @@ int64_t settled_frame(const trace_file& t, int64_t seq) {
   return -1;
 }
 
+const json_line* settled_record(const trace_file& t, int64_t seq) {
+  for (const json_line* r : of_kind(t, "settled")) {
+    if (num(r->root, "seq") == seq) return r;
+  }
+  return nullptr;
+}
+
 bool is_key(const json_line& frame) {
   bool k = false;
   REQUIRE(frame.root["key"].get(k) == simdjson::SUCCESS);
@@ -182,6 +193,42 @@ bool boolean(simdjson::dom::element e, const char* k) {
   INFO(k);
   REQUIRE(e[k].get(v) == simdjson::SUCCESS);
   return v;
+}
+
+// Frame n as the viewer paints it: the latest key frame at or before it,
+// then every later frame's crops over it in order, through n's own.
+rgb_image frame_image(const trace_file& t, int64_t n) {
+  std::vector<const json_line*> frames = of_kind(t, "frame");
+  size_t last = frames.size();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (num(frames[i]->root, "n") == n) last = i;
+  }
+  REQUIRE(last < frames.size());
+  size_t first = last;
+  while (first > 0 && !is_key(*frames[first])) --first;
+  REQUIRE(is_key(*frames[first]));
+  rgb_image img;
+  for (size_t i = first; i <= last; ++i) {
+    simdjson::dom::array crops;
+    REQUIRE(frames[i]->root["crops"].get(crops) == simdjson::SUCCESS);
+    std::vector<box> boxes = crops_of(*frames[i]);
+    size_t k = 0;
+    for (simdjson::dom::element c : crops) {
+      std::string_view png;
+      REQUIRE(c["png"].get(png) == simdjson::SUCCESS);
+      rgb_image part = decode_png_base64(png);
+      const box& b = boxes[k++];
+      if (i == first) {
+        img = part;
+        continue;
+      }
+      for (int y = 0; y < part.height; ++y) {
+        std::memcpy(&img.pixels[(size_t(b.y + y) * size_t(img.width) + size_t(b.x)) * 3],
+                    &part.pixels[size_t(y) * size_t(part.width) * 3], size_t(part.width) * 3);
+      }
+    }
+  }
+  return img;
 }
 
 constexpr rgb kGrey{90, 90, 90};
@@ -413,4 +460,90 @@ TEST_CASE("a trace directory that cannot be written leaves the server running un
   s.close_stdin();
   REQUIRE(s.wait_exit() == 0);
   CHECK(contains(s.stderr_text(), "running without a trace"));
+}
+
+TEST_CASE("back-to-back clicks each have an after frame showing what that click did, not what the next ones did") {
+  xvfb x(640, 480);
+  // The test's own application: it repaints its window in the next colour
+  // the moment a button press reaches it, on a thread of its own, so each
+  // click's effect is on the screen before the click is answered.
+  x_client app(x.display());
+  xcb_window_t win = app.create_window(100, 100, 200, 150, kGrey);
+  const uint32_t mask = XCB_EVENT_MASK_BUTTON_PRESS;
+  xcb_change_window_attributes(app.connection(), win, XCB_CW_EVENT_MASK, &mask);
+  app.sync();
+  const std::vector<rgb> colours = {{200, 30, 30}, {30, 200, 30}, {30, 30, 200}};
+  std::atomic<bool> quit{false};
+  std::atomic<int> presses{0};
+  std::thread repainter([&] {
+    pollfd p{xcb_get_file_descriptor(app.connection()), POLLIN, 0};
+    while (!quit) {
+      while (xcb_generic_event_t* e = xcb_poll_for_event(app.connection())) {
+        if ((e->response_type & 0x7f) == XCB_BUTTON_PRESS) {
+          const int k = presses++;
+          app.fill(win, 0, 0, 200, 150, colours[size_t(k) % colours.size()]);
+          xcb_flush(app.connection());
+        }
+        free(e);
+      }
+      // Woken by the next event; the bound only lets it see quit.
+      poll(&p, 1, 50);
+    }
+  });
+  // Joined on every way out, a failed REQUIRE's too.
+  struct joiner {
+    std::atomic<bool>& quit;
+    std::thread& t;
+    ~joiner() {
+      quit = true;
+      t.join();
+    }
+  } join_repainter{quit, repainter};
+  const std::string dir = make_dir();
+  {
+    // A settle before each frame as servers run it (the harness's 0 would
+    // take every frame at once, before the next click could come), its
+    // quiet longer than any machine takes from an answer to the next
+    // request, so a frame never settles before the next click.
+    server_process s(x.display(), {{"CU_TRACE_DIR", dir},
+                                   {"CU_SCREENSHOT_DELAY", "2"},
+                                   {"CU_SETTLE_QUIET_MS", "1000"}});
+    ok_call(s, "screenshot");  // seq 1
+    wait_for_record(dir, settled(1));
+    // As an agent does: each click sent the moment the last one is answered.
+    for (int i = 0; i < 3; ++i) ok_call(s, "left_click", R"({"coordinate":[200,175]})");
+    wait_for_record(dir, settled(4));
+    s.close_stdin();
+    REQUIRE(s.wait_exit() == 0);
+  }
+  REQUIRE(presses == 3);
+  std::vector<std::string> files = trace_files(dir);
+  REQUIRE(files.size() == 1);
+  trace_file t = read_trace(files[0]);
+  for (int64_t seq = 2; seq <= 4; ++seq) {
+    INFO("click " << seq - 1 << " (seq " << seq << ")");
+    const int64_t n = settled_frame(t, seq);
+    REQUIRE(n > 0);
+    rgb_image img = frame_image(t, n);
+    REQUIRE(img.width == 640);
+    const rgb want = colours[size_t(seq - 2)];
+    const rgb got = img.at(200, 175);
+    INFO("frame " << n << " shows " << int(got[0]) << "," << int(got[1]) << "," << int(got[2]));
+    CHECK(got == want);
+    const json_line* s = settled_record(t, seq);
+    REQUIRE(s != nullptr);
+    // Taken in time, before the next click's input reached X.
+    bool late = false;
+    CHECK(s->root["late"].get(late) == simdjson::NO_SUCH_FIELD);
+    if (seq < 4) {
+      // The next click came before the quiet a settled frame waits for.
+      CHECK(boolean(s->root, "settled") == false);
+    } else {
+      CHECK(s->root["settled"].get(late) == simdjson::NO_SUCH_FIELD);
+    }
+    // The click's "before" is the screen it acted on: the click before it
+    // done, and this one not yet.
+    const rgb was = seq == 2 ? kGrey : colours[size_t(seq - 3)];
+    CHECK(frame_image(t, num(call_record(t, seq)->root, "before")).at(200, 175) == was);
+  }
 }
