@@ -28,56 +28,13 @@
 #include "support/child_lines.h"
 #include "support/harness.h"
 #include "support/jsonrpc.h"
+#include "support/marks_map.h"
 #include "support/session_probe.h"
 #include "support/tool_calls.h"
 
 using namespace cu::test;
 
 namespace {
-
-const std::map<std::string, std::string> kMarksOn = {{"CU_TOOLSETS", "marks"}};
-
-struct map_mark {
-  int64_t n = 0;
-  std::string role, name, source;
-  int64_t x = 0, y = 0, w = 0, h = 0;
-};
-
-std::string str(simdjson::dom::element e, const char* key) {
-  std::string_view v;
-  if (e[key].get(v) != simdjson::SUCCESS) return {};
-  return std::string(v);
-}
-
-// The marks of a screenshot_marks answer, from its structuredContent.
-std::vector<map_mark> marks_of(const json_line& r) {
-  INFO(r.text.substr(0, 600));
-  simdjson::dom::array a;
-  REQUIRE(r.root["result"]["structuredContent"]["marks"].get(a) == simdjson::SUCCESS);
-  std::vector<map_mark> out;
-  for (simdjson::dom::element m : a) {
-    map_mark k;
-    REQUIRE(m["n"].get(k.n) == simdjson::SUCCESS);
-    k.role = str(m, "role");
-    k.name = str(m, "name");
-    k.source = str(m, "source");
-    simdjson::dom::array box;
-    REQUIRE(m["box"].get(box) == simdjson::SUCCESS);
-    std::vector<int64_t> v;
-    for (simdjson::dom::element e : box) v.push_back(int64_t(e.get_int64().value()));
-    REQUIRE(v.size() == 4);
-    k.x = v[0];
-    k.y = v[1];
-    k.w = v[2];
-    k.h = v[3];
-    out.push_back(k);
-  }
-  return out;
-}
-
-bool holds(const map_mark& m, int64_t x, int64_t y) {
-  return x >= m.x && x < m.x + m.w && y >= m.y && y < m.y + m.h;
-}
 
 // What a map says, as one comparable text: number, role, name, box, source.
 std::string map_text(const std::vector<map_mark>& marks) {
@@ -164,10 +121,6 @@ std::vector<area> button_windows(x_observer& obs, xcb_window_t w) {
     level = std::move(next);
   }
   return out;
-}
-
-bool tesseract_installed() {
-  return access("/usr/lib/x86_64-linux-gnu/libtesseract.so.5", R_OK) == 0;
 }
 
 }  // namespace

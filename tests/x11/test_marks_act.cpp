@@ -23,75 +23,13 @@
 #include "support/child_lines.h"
 #include "support/harness.h"
 #include "support/jsonrpc.h"
+#include "support/marks_map.h"
 #include "support/session_probe.h"
 #include "support/tool_calls.h"
 
 using namespace cu::test;
 
 namespace {
-
-const std::map<std::string, std::string> kMarksOn = {{"CU_TOOLSETS", "marks"}};
-
-struct map_mark {
-  int64_t n = 0;
-  std::string role, name, source;
-  int64_t x = 0, y = 0, w = 0, h = 0;
-};
-
-std::string str(simdjson::dom::element e, const char* key) {
-  std::string_view v;
-  if (e[key].get(v) != simdjson::SUCCESS) return {};
-  return std::string(v);
-}
-
-// The marks of a screenshot_marks answer, from its structuredContent.
-std::vector<map_mark> marks_of(const json_line& r) {
-  INFO(r.text.substr(0, 600));
-  simdjson::dom::array a;
-  REQUIRE(r.root["result"]["structuredContent"]["marks"].get(a) == simdjson::SUCCESS);
-  std::vector<map_mark> out;
-  for (simdjson::dom::element m : a) {
-    map_mark k;
-    REQUIRE(m["n"].get(k.n) == simdjson::SUCCESS);
-    k.role = str(m, "role");
-    k.name = str(m, "name");
-    k.source = str(m, "source");
-    simdjson::dom::array box;
-    REQUIRE(m["box"].get(box) == simdjson::SUCCESS);
-    std::vector<int64_t> v;
-    for (simdjson::dom::element e : box) v.push_back(int64_t(e.get_int64().value()));
-    REQUIRE(v.size() == 4);
-    k.x = v[0];
-    k.y = v[1];
-    k.w = v[2];
-    k.h = v[3];
-    out.push_back(k);
-  }
-  return out;
-}
-
-std::string map_text(const std::vector<map_mark>& marks) {
-  std::string out;
-  for (const map_mark& m : marks) {
-    out += std::to_string(m.n) + " " + m.role + " \"" + m.name + "\" " + m.source + "\n";
-  }
-  return out;
-}
-
-// The number of the mark of this role and name (the test fails without).
-int64_t mark_of(const std::vector<map_mark>& marks, std::string_view role, std::string_view name) {
-  INFO(map_text(marks));
-  INFO(role << " \"" << name << "\"");
-  for (const map_mark& m : marks) {
-    if (m.role == role && m.name == name) return m.n;
-  }
-  FAIL("no such mark");
-  return 0;
-}
-
-bool tesseract_installed() {
-  return access("/usr/lib/x86_64-linux-gnu/libtesseract.so.5", R_OK) == 0;
-}
 
 // tests/x11/data/gtk_a11y.py at 60,40 on the display, once it is ready.
 class gtk_app {
