@@ -60,12 +60,15 @@ class vnc_server {
       const std::string p = std::to_string(port);
       ::execlp("x11vnc", "x11vnc", "-display", display.c_str(), "-localhost", "-forever",
                "-shared", "-nopw", "-quiet", "-rfbport", p.c_str(), "-norc", "-noxdamage",
+               "-noshm",
                static_cast<char*>(nullptr));
       ::_exit(127);
     }
   }
-  // x11vnc's own SIGTERM handling can hang in its clean-up; it holds
-  // nothing the test needs undone, so its process group is killed.
+  // x11vnc's own SIGTERM handling can hang in its clean-up, so its process
+  // group is killed. It runs with -noshm: killed, it would leave its 62
+  // System V segments behind, and a few dozen runs use up the machine's
+  // 4096 (then x11vnc, and any program after it, cannot make one).
   ~vnc_server() {
     ::kill(-pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
