@@ -444,7 +444,9 @@ status input_context::button(uint8_t b, bool down) {
 
 const input_context::elsewhere& input_context::held_elsewhere() {
   if (elsewhere_) return *elsewhere_;
-  elsewhere_.emplace();
+  // Assigned, not emplaced: clang takes a nested struct with member
+  // initializers as not default-constructible inside its class.
+  elsewhere_ = elsewhere{};
   xcb_connection_t* c = conn_.get();
   auto kc = xcb_query_keymap(c);
   auto pc = xcb_query_pointer(c, root_);
