@@ -21,7 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,6 +61,12 @@ class vnc_server {
     if (pid_ == 0) {
       ::setpgid(0, 0);
       const std::string p = std::to_string(port);
+      // -noshm: x11vnc removes its MIT-SHM segments (about 60 SysV
+      // segments on this screen) only in the clean-up that SIGKILL skips,
+      // so every killed x11vnc leaked them until the machine's 4096 were
+      // gone, and from then on every x11vnc exited at its first shmget
+      // (x11-vnc failed by the history of the machine, not by the server).
+      // Without MIT-SHM it reads the screen with GetImage and creates none.
       ::execlp("x11vnc", "x11vnc", "-display", display.c_str(), "-localhost", "-forever",
                "-shared", "-nopw", "-quiet", "-rfbport", p.c_str(), "-norc", "-noxdamage",
                "-noshm",
@@ -70,24 +79,43 @@ class vnc_server {
   // System V segments behind, and a few dozen runs use up the machine's
   // 4096 (then x11vnc, and any program after it, cannot make one).
   ~vnc_server() {
+    if (pid_ <= 0) return;
     ::kill(-pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
   vnc_server(const vnc_server&) = delete;
   vnc_server& operator=(const vnc_server&) = delete;
 
+  // The exit status once x11vnc has ended (it is reaped), nothing while it
+  // runs: an x11vnc that failed to start never listens.
+  std::optional<int> exited() {
+    if (status_) return status_;
+    int st = 0;
+    if (pid_ > 0 && ::waitpid(pid_, &st, WNOHANG) == pid_) {
+      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      // Reaped: the process group may be gone, and its number reused.
+      pid_ = -1;
+    }
+    return status_;
+  }
+
  private:
   pid_t pid_ = -1;
+  std::optional<int> status_;
 };
 
 // The human: an RFB 3.8 client with no authentication that sends key and
 // pointer events, as a VNC viewer does.
 class rfb_client {
  public:
-  explicit rfb_client(int port) {
-    // x11vnc listens a moment after it starts: try until it answers.
+  rfb_client(vnc_server& vnc, int port) : vnc_(vnc) {
+    // x11vnc listens a moment after it starts: try until it answers, and
+    // fail at once, with its status, if it has exited instead.
     wait_until(
         [&] {
+          const std::optional<int> status = vnc.exited();
+          INFO("x11vnc exited with status " << status.value_or(-1) << " before it listened");
+          REQUIRE_FALSE(status);
           fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
           sockaddr_in a{};
           a.sin_family = AF_INET;
@@ -137,6 +165,10 @@ class rfb_client {
     size_t got = 0;
     while (got < n) {
       ssize_t r = ::read(fd_, out.data() + got, n - got);
+      // A reset here is x11vnc exiting after it began to listen.
+      INFO("read: " << (r < 0 ? std::strerror(errno) : "end of stream") << "; x11vnc "
+                    << (vnc_.exited() ? "exited with status " + std::to_string(*vnc_.exited())
+                                      : std::string("runs")));
       REQUIRE(r > 0);
       got += size_t(r);
     }
@@ -145,6 +177,7 @@ class rfb_client {
   void write_all(const std::string& s) {
     REQUIRE(::write(fd_, s.data(), s.size()) == ssize_t(s.size()));
   }
+  vnc_server& vnc_;
   int fd_ = -1;
 };
 
@@ -209,7 +242,7 @@ TEST_CASE("a key a VNC user holds stays held through the agent's click and typin
   input_probe probe(x.display());
   const int port = free_port();
   vnc_server vnc(x.display(), port);
-  rfb_client human(port);
+  rfb_client human(vnc, port);
   const std::string dir = make_dir();
   {
     server_process s(x.display(), {{"CU_TRACE_DIR", dir}});
@@ -261,7 +294,7 @@ TEST_CASE("cursor_position answers where a VNC user left the pointer, not where 
   input_probe probe(x.display());
   const int port = free_port();
   vnc_server vnc(x.display(), port);
-  rfb_client human(port);
+  rfb_client human(vnc, port);
   server_process s(x.display());
   ok_call(s, "screenshot");
   ok_call(s, "mouse_move", R"({"coordinate":[100,100]})");
@@ -283,7 +316,7 @@ TEST_CASE("a VNC user's held key outlives the idle release of the agent's button
   input_probe probe(x.display());
   const int port = free_port();
   vnc_server vnc(x.display(), port);
-  rfb_client human(port);
+  rfb_client human(vnc, port);
   server_process s(x.display(), {{"CU_IDLE_RELEASE_SECS", "1"}});
   ok_call(s, "screenshot");
   human.key(kXK_Control_L, true);
@@ -313,7 +346,7 @@ TEST_CASE("a Shift a VNC user holds before the server starts stays held after it
   input_probe probe(x.display());
   const int port = free_port();
   vnc_server vnc(x.display(), port);
-  rfb_client human(port);
+  rfb_client human(vnc, port);
   human.key(kXK_Shift_L, true);
   wait_until([&] { return key_held(probe, kXK_Shift_L); }, "the human's Shift down");
   {
@@ -341,7 +374,7 @@ TEST_CASE("the agent typing a capital while a VNC user holds Shift leaves the Sh
   input_probe probe(x.display());
   const int port = free_port();
   vnc_server vnc(x.display(), port);
-  rfb_client human(port);
+  rfb_client human(vnc, port);
   server_process s(x.display());
   ok_call(s, "screenshot");
   human.key(kXK_Shift_L, true);
@@ -387,7 +420,7 @@ TEST_CASE("an agent's click neither presses nor releases the button a VNC user h
   input_probe probe(x.display());
   const int port = free_port();
   vnc_server vnc(x.display(), port);
-  rfb_client human(port);
+  rfb_client human(vnc, port);
   server_process s(x.display());
   ok_call(s, "screenshot");
   human.pointer(1, 500, 500);
