@@ -22,6 +22,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,9 +114,21 @@ std::vector<std::string> trace_files(const std::string& dir) {
   return out;
 }
 
+// A fresh directory for a trace, removed with the others when the test
+// program ends (a failed case's trace is gone too: its records are in the
+// failure's messages).
 std::string make_dir() {
+  struct made {
+    std::vector<std::string> dirs;
+    ~made() {
+      std::error_code ignored;
+      for (const std::string& d : dirs) std::filesystem::remove_all(d, ignored);
+    }
+  };
+  static made all;
   char tmpl[] = "/tmp/cu-trace-test-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
+  all.dirs.push_back(tmpl);
   return tmpl;
 }
 

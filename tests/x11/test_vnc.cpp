@@ -26,6 +26,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -188,9 +189,21 @@ bool key_held(input_probe& probe, uint32_t keysym) {
   return false;
 }
 
+// A fresh directory for a trace, removed with the others when the test
+// program ends (a failed case's trace is gone too: its records are in the
+// failure's messages).
 std::string make_dir() {
+  struct made {
+    std::vector<std::string> dirs;
+    ~made() {
+      std::error_code ignored;
+      for (const std::string& d : dirs) std::filesystem::remove_all(d, ignored);
+    }
+  };
+  static made all;
   char tmpl[] = "/tmp/cu-vnc-test-XXXXXX";
   REQUIRE(mkdtemp(tmpl) != nullptr);
+  all.dirs.push_back(tmpl);
   return tmpl;
 }
 
