@@ -57,6 +57,12 @@ class gtk_app {
   // A command line to the application (its docstring lists them).
   void send(const std::string& line) { program_.send(line); }
 
+  // Reads the application's lines until this one.
+  void wait_for(std::string_view line) {
+    INFO(program_.log());
+    REQUIRE(program_.read_until(line));
+  }
+
   const std::map<std::string, area>& geometry() const { return geoms_; }
 
  private:
@@ -587,7 +593,7 @@ TEST_CASE("a redrawn mark with a twin of the same role and name is pressed where
       "both twins to be marked");
   // Marks are numbered top to bottom: the second is the lower button.
   app.send("redraw");
-  REQUIRE(app.sync().empty());
+  app.wait_for("redrawn");
   json_ptr r = ok_call(s, "left_click", mark_args(twins[1]));
   INFO(text_of(*r));
   CHECK(contains(text_of(*r), "was redrawn since look"));

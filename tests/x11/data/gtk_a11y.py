@@ -49,7 +49,8 @@ marks) and prints nothing; a "geometry" after it says where it went.
 A line "twins" adds two buttons both labelled "Twin" below the others and
 prints "added Twins"; a click on one prints "clicked Twin 1" or "clicked
 Twin 2". A line "redraw" has GTK draw the whole window again (the same
-pixels, but X DAMAGE reports them) and prints nothing.
+pixels, but X DAMAGE reports them) and prints "redrawn" once that drawing
+has reached the X server (a round trip after the frame drew).
 
 A geom line is the widget's allocation in root (screen) coordinates as X
 says it: the origin of the toplevel's GdkWindow from a TranslateCoordinates
@@ -87,6 +88,8 @@ class App:
         self.window.set_resizable(False)
         self.window.move(x, y)
         self.window.connect("destroy", Gtk.main_quit)
+        self.redraw_asked = False
+        self.clock_hooked = False
 
         box = Gtk.Box(orientation=Gtk.Orientation.VERTICAL, spacing=6)
         box.set_border_width(8)
@@ -200,12 +203,33 @@ class App:
                 twin.show()
             say("added Twins")
         elif line.strip() == "redraw":
+            # The frame clock's after-paint (the draw signal's cairo context
+            # needs python3-gi-cairo): the frame that drew the window again.
+            if not self.clock_hooked:
+                self.window.get_frame_clock().connect("after-paint", self.on_drawn)
+                self.clock_hooked = True
+            self.redraw_asked = True
             self.window.queue_draw()
         elif line.strip() == "geometry":
             def answer():
                 self.print_geometry()
                 return False
             GLib.idle_add(answer, priority=GLib.PRIORITY_LOW)
+
+    def on_drawn(self, _clock):
+        if not self.redraw_asked:
+            return False
+        self.redraw_asked = False
+
+        def reached():
+            # The frame's drawing is flushed once the frame ends; the sync
+            # is a round trip after it, so X has drawn it when "redrawn"
+            # is read.
+            self.window.get_display().sync()
+            say("redrawn")
+            return False
+        GLib.idle_add(reached, priority=GLib.PRIORITY_LOW)
+        return False
 
     def on_entry_focus(self, entry, _pspec):
         if entry.has_focus():
