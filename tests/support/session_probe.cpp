@@ -298,6 +298,34 @@ std::string x_observer::title(xcb_window_t w) {
   return {};
 }
 
+std::vector<uint32_t> x_observer::cardinals(xcb_window_t w, std::string_view prop) {
+  auto* r = xcb_get_property_reply(
+      conn_, xcb_get_property(conn_, 0, w, atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 256), nullptr);
+  std::vector<uint32_t> out;
+  if (r != nullptr && r->format == 32) {
+    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
+    out.assign(v, v + xcb_get_property_value_length(r) / 4);
+  }
+  free(r);
+  return out;
+}
+
+xcb_window_t x_observer::client_named(const std::string& title_wanted) {
+  for (xcb_window_t top : top_levels()) {
+    std::vector<xcb_window_t> candidates = {top};
+    auto* t = xcb_query_tree_reply(conn_, xcb_query_tree(conn_, top), nullptr);
+    if (t != nullptr) {
+      xcb_window_t* k = xcb_query_tree_children(t);
+      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
+      free(t);
+    }
+    for (xcb_window_t w : candidates) {
+      if (title(w) == title_wanted && viewable(w)) return w;
+    }
+  }
+  return XCB_NONE;
+}
+
 xcb_window_t x_observer::window_property(xcb_window_t w, std::string_view name) {
   std::optional<std::string> v = property(w, atom(name), XCB_ATOM_WINDOW);
   if (!v || v->size() < 4) return XCB_NONE;

@@ -96,6 +96,12 @@ class x_observer {
   xcb_window_t window_property(xcb_window_t w, std::string_view name);
   // Top-level windows whose WM_CLASS class part is exactly cls.
   std::vector<xcb_window_t> windows_with_class(std::string_view cls);
+  // The 32-bit values of a property (CARDINAL or WINDOW), at most 256.
+  std::vector<uint32_t> cardinals(xcb_window_t w, std::string_view prop);
+  // The viewable window whose title is this, among the root's children and
+  // theirs (a reparenting manager puts a client inside its frame); None
+  // when there is none.
+  xcb_window_t client_named(const std::string& title);
 
  private:
   std::optional<std::string> property(xcb_window_t w, xcb_atom_t prop, xcb_atom_t type);

@@ -47,44 +47,11 @@ std::string map_text(const std::vector<map_mark>& marks) {
   return out;
 }
 
-// The window whose WM_NAME is title, among the root's children and theirs
-// (a reparenting manager puts a client inside its frame).
-xcb_window_t client_window(x_observer& obs, const std::string& title) {
-  xcb_connection_t* c = obs.connection();
-  for (xcb_window_t top : obs.top_levels()) {
-    std::vector<xcb_window_t> candidates = {top};
-    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
-    if (t != nullptr) {
-      xcb_window_t* k = xcb_query_tree_children(t);
-      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
-      free(t);
-    }
-    for (xcb_window_t w : candidates) {
-      if (obs.title(w) == title && obs.viewable(w)) return w;
-    }
-  }
-  return XCB_NONE;
-}
-
-// The 32-bit values of a property (CARDINAL or WINDOW), at most 256.
-std::vector<uint32_t> cardinals(x_observer& obs, xcb_window_t w, const char* prop) {
-  xcb_connection_t* c = obs.connection();
-  auto* r = xcb_get_property_reply(
-      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 256), nullptr);
-  std::vector<uint32_t> out;
-  if (r != nullptr && r->format == 32) {
-    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
-    out.assign(v, v + xcb_get_property_value_length(r) / 4);
-  }
-  free(r);
-  return out;
-}
-
 // A client's outer frame (its area grown by _NET_FRAME_EXTENTS), in root
 // pixels.
 area outer_frame(x_observer& obs, xcb_window_t w) {
   const area a = x_area(obs, w);
-  const std::vector<uint32_t> e = cardinals(obs, w, "_NET_FRAME_EXTENTS");
+  const std::vector<uint32_t> e = obs.cardinals(w, "_NET_FRAME_EXTENTS");
   REQUIRE(e.size() == 4);
   return area{a.x - int(e[0]), a.y - int(e[2]), a.w + int(e[0] + e[1]), a.h + int(e[2] + e[3])};
 }
@@ -229,8 +196,8 @@ TEST_CASE("a title bar whose middle another window covers keeps a mark on its un
   // mapped later and so stacked above, covers it from x 250 on.
   xterm_window low(x.display(), "cu-marks-low", 100, 100);
   xterm_window high(x.display(), "cu-marks-high", 250, 60);
-  const xcb_window_t low_w = client_window(obs, "cu-marks-low");
-  const xcb_window_t high_w = client_window(obs, "cu-marks-high");
+  const xcb_window_t low_w = obs.client_named("cu-marks-low");
+  const xcb_window_t high_w = obs.client_named("cu-marks-high");
   REQUIRE(low_w != XCB_NONE);
   REQUIRE(high_w != XCB_NONE);
   // The manager decorates, places and stacks in its own time: wait for its
@@ -238,10 +205,10 @@ TEST_CASE("a title bar whose middle another window covers keeps a mark on its un
   wait_until(
       [&] {
         const auto stacking =
-            cardinals(obs, obs.root(), "_NET_CLIENT_LIST_STACKING");
+            obs.cardinals(obs.root(), "_NET_CLIENT_LIST_STACKING");
         return stacking.size() >= 2 && stacking.back() == high_w &&
-               cardinals(obs, low_w, "_NET_FRAME_EXTENTS").size() == 4 &&
-               cardinals(obs, high_w, "_NET_FRAME_EXTENTS").size() == 4 &&
+               obs.cardinals(low_w, "_NET_FRAME_EXTENTS").size() == 4 &&
+               obs.cardinals(high_w, "_NET_FRAME_EXTENTS").size() == 4 &&
                outer_frame(obs, high_w).x == 250 && outer_frame(obs, low_w).x == 100;
       },
       "openbox to frame and stack both xterms");
@@ -334,7 +301,7 @@ TEST_CASE("a map of one window marks only inside it, its own controls and no tit
                   x.display());
   REQUIRE(app.read_until("geom-end"));
   xterm_window term(x.display(), "cu-marks-other", 700, 500);
-  const xcb_window_t gtk = client_window(obs, "cu-a11y-test");
+  const xcb_window_t gtk = obs.client_named("cu-a11y-test");
   REQUIRE(gtk != XCB_NONE);
   server_process s(x.display(), kMarksOn);
   // The whole screen first, until the GTK controls and both title bars are
@@ -401,15 +368,15 @@ TEST_CASE("the windows source marks xcalc's Xaw buttons, each an X window of its
   // xcalc maps its buttons, and openbox frames it, in their own time.
   wait_until(
       [&] {
-        calc_w = client_window(obs, "Calculator");
-        if (calc_w == XCB_NONE || cardinals(obs, calc_w, "_NET_FRAME_EXTENTS").size() != 4) {
+        calc_w = obs.client_named("Calculator");
+        if (calc_w == XCB_NONE || obs.cardinals(calc_w, "_NET_FRAME_EXTENTS").size() != 4) {
           return false;
         }
         buttons = button_windows(obs, calc_w);
         return buttons.size() >= 40;
       },
       "xcalc's buttons to be mapped and its window framed");
-  const xcb_window_t term_w = client_window(obs, "cu-marks-term");
+  const xcb_window_t term_w = obs.client_named("cu-marks-term");
   REQUIRE(term_w != XCB_NONE);
   const area term_inside = x_area(obs, term_w);
   server_process s(x.display(), kMarksOn);

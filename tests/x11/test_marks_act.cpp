@@ -453,47 +453,13 @@ TEST_CASE("a screenshot after a map does not replace it: a left_click by mark la
 
 namespace {
 
-// The 32-bit values of a property of w (CARDINAL), at most 16.
-std::vector<uint32_t> cardinals_of(x_observer& obs, xcb_window_t w, const char* prop) {
-  xcb_connection_t* c = obs.connection();
-  auto* r = xcb_get_property_reply(
-      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 16), nullptr);
-  std::vector<uint32_t> out;
-  if (r != nullptr && r->format == 32) {
-    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
-    out.assign(v, v + xcb_get_property_value_length(r) / 4);
-  }
-  free(r);
-  return out;
-}
-
 // A client's title bar in root pixels: the top of its frame
 // (_NET_FRAME_EXTENTS around its area); empty before the manager framed it.
 area bar_of(x_observer& obs, xcb_window_t w) {
-  const std::vector<uint32_t> e = cardinals_of(obs, w, "_NET_FRAME_EXTENTS");
+  const std::vector<uint32_t> e = obs.cardinals(w, "_NET_FRAME_EXTENTS");
   if (e.size() != 4) return {};
   const area a = x_area(obs, w);
   return area{a.x - int(e[0]), a.y - int(e[2]), a.w + int(e[0] + e[1]), int(e[2])};
-}
-
-// The window whose WM_NAME is title, among the root's children and theirs
-// (openbox puts a client inside its frame, and xterm's own top level may
-// be read before or after that).
-xcb_window_t client_named(x_observer& obs, const std::string& title) {
-  xcb_connection_t* c = obs.connection();
-  for (xcb_window_t top : obs.top_levels()) {
-    std::vector<xcb_window_t> candidates = {top};
-    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
-    if (t != nullptr) {
-      xcb_window_t* k = xcb_query_tree_children(t);
-      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
-      free(t);
-    }
-    for (xcb_window_t w : candidates) {
-      if (obs.title(w) == title && obs.viewable(w)) return w;
-    }
-  }
-  return XCB_NONE;
 }
 
 bool inside(std::pair<int, int> p, const area& a) {
@@ -513,8 +479,8 @@ TEST_CASE("a title bar's mark follows its window: dragged by start_mark, moved b
   xcb_window_t w = XCB_NONE, gone_w = XCB_NONE;
   wait_until(
       [&] {
-        w = client_named(obs, "cu-act-bar");
-        gone_w = client_named(obs, "cu-act-gone");
+        w = obs.client_named("cu-act-bar");
+        gone_w = obs.client_named("cu-act-gone");
         return w != XCB_NONE && gone_w != XCB_NONE && bar_of(obs, w).w > 0 &&
                bar_of(obs, gone_w).w > 0;
       },

@@ -91,38 +91,6 @@ bool has(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-std::vector<uint32_t> cardinals(x_observer& obs, xcb_window_t w, const char* prop) {
-  xcb_connection_t* c = obs.connection();
-  auto* r = xcb_get_property_reply(
-      c, xcb_get_property(c, 0, w, obs.atom(prop), XCB_GET_PROPERTY_TYPE_ANY, 0, 16), nullptr);
-  std::vector<uint32_t> out;
-  if (r != nullptr && r->format == 32) {
-    auto* v = static_cast<const uint32_t*>(xcb_get_property_value(r));
-    out.assign(v, v + xcb_get_property_value_length(r) / 4);
-  }
-  free(r);
-  return out;
-}
-
-// The viewable client window with this title: a child of the root, or of
-// a window manager's frame that is; None when there is none.
-xcb_window_t client_window(x_observer& obs, const std::string& title) {
-  xcb_connection_t* c = obs.connection();
-  for (xcb_window_t top : obs.top_levels()) {
-    std::vector<xcb_window_t> candidates = {top};
-    auto* t = xcb_query_tree_reply(c, xcb_query_tree(c, top), nullptr);
-    if (t != nullptr) {
-      xcb_window_t* k = xcb_query_tree_children(t);
-      candidates.insert(candidates.end(), k, k + xcb_query_tree_children_length(t));
-      free(t);
-    }
-    for (xcb_window_t w : candidates) {
-      if (obs.title(w) == title && obs.viewable(w)) return w;
-    }
-  }
-  return XCB_NONE;
-}
-
 // The GTK3 program's two windows, once both are viewable.
 struct gtk_program {
   gtk_program(x_observer& obs, const std::string& display, const std::string& tag,
@@ -136,8 +104,8 @@ struct gtk_program {
     wait_until([&] {
       INFO(program->log());
       REQUIRE(program->running());
-      main = client_window(obs, "cu-gtk-main-" + tag);
-      dialog = client_window(obs, "cu-gtk-dialog-" + tag);
+      main = obs.client_named("cu-gtk-main-" + tag);
+      dialog = obs.client_named("cu-gtk-dialog-" + tag);
       return main != XCB_NONE && dialog != XCB_NONE;
     }, "the GTK windows");
   }
@@ -357,7 +325,7 @@ TEST_CASE("under openbox the windows tools go through EWMH, and X shows every ch
   struct {
     xcb_window_t w;
     xcb_window_t top_level() const { return w; }
-  } term{client_window(obs, "cu-wm-term")};
+  } term{obs.client_named("cu-wm-term")};
   REQUIRE(term.w != XCB_NONE);
   gtk_program gtk(obs, x.display(), "wm", /*refuse_close=*/true);
   server_process s(x.display(), kWindowsOn);
@@ -368,11 +336,11 @@ TEST_CASE("under openbox the windows tools go through EWMH, and X shows every ch
   REQUIRE(list->root["window_manager"].get(wm_name) == simdjson::SUCCESS);
   CHECK(wm_name == "Openbox");
   simdjson::dom::element e = entry(*list, term.top_level());
-  std::vector<uint32_t> extents = cardinals(obs, term.top_level(), "_NET_FRAME_EXTENTS");
+  std::vector<uint32_t> extents = obs.cardinals(term.top_level(), "_NET_FRAME_EXTENTS");
   REQUIRE(extents.size() == 4);
   CHECK(num(e["frame_extents"], "left") == extents[0]);
   CHECK(num(e["frame_extents"], "top") == extents[2]);
-  CHECK(num(e, "desktop") == cardinals(obs, term.top_level(), "_NET_WM_DESKTOP").at(0));
+  CHECK(num(e, "desktop") == obs.cardinals(term.top_level(), "_NET_WM_DESKTOP").at(0));
   CHECK(json_area(e["device"]) == x_area(obs, term.top_level()));
 
   // Focus: the manager makes it active.
