@@ -320,9 +320,7 @@ void call_table::complete(uint64_t seq, std::string line, bool is_error, const t
   auto it = calls_.find(seq);
   if (it == calls_.end()) return;
   call_state& f = it->second;
-  if (ctx_.trace != nullptr) {
-    ctx_.trace->call_ended(seq, line.empty() ? nullptr : r, f.cancelled, f.traced_frame);
-  }
+  const bool answered = !line.empty(), cancelled = f.cancelled, frame = f.traced_frame;
   progress_.stop(seq);
   watches_.stop(seq);
   std::function<void()> written;
@@ -342,6 +340,9 @@ void call_table::complete(uint64_t seq, std::string line, bool is_error, const t
   std::shared_ptr<rpc_group> group = std::move(f.group);
   calls_.erase(it);
   ctx_.out.answer(std::move(group), std::move(line), std::move(written));
+  // Recorded once the answer is on its way: the record's copy is not the
+  // caller's wait.
+  if (ctx_.trace != nullptr) ctx_.trace->call_ended(seq, answered ? r : nullptr, cancelled, frame);
   ctx_.on_call_end();
 }
 

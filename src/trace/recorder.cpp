@@ -197,7 +197,15 @@ void recorder::call_ended(uint64_t seq, const tool_result* r, bool cancelled, bo
   p.cancelled = cancelled;
   if (r != nullptr) {
     p.answered = true;
-    p.result = *r;
+    p.result.is_error = r->is_error;
+    p.result.structured = r->structured;
+    for (const content_block& b : r->content) {
+      if (b.type == content_block::kind::text) {
+        p.result.content.push_back(b);
+      } else if (b.image) {
+        p.images.emplace_back(b.image->mime_type, b.image->size);
+      }
+    }
   }
   p.frame = frame && !cancelled;
   p.bytes = p.info.args.size() + p.result.structured.size() + 256;
@@ -220,6 +228,10 @@ void recorder::call_ended(uint64_t seq, const tool_result* r, bool cancelled, bo
       queued_bytes_ += p.bytes;
       queue_.push_back(std::move(p));
     }
+    // A writer waiting for the screen to settle writes this record after
+    // its frame anyway: waking it would only cost a loop of quick calls
+    // a context switch each.
+    if (settling_) return;
   }
   cv_.notify_one();
 }
@@ -346,10 +358,9 @@ std::string recorder::call_line(pending_call& c) {
     }
   }
   w.key("images").begin_array();
-  for (const content_block& b : c.result.content) {
-    if (b.type != content_block::kind::image || !b.image) continue;
-    w.begin_object().key("mime").string(b.image->mime_type);
-    w.key("bytes").number(int64_t(b.image->size)).end_object();
+  for (const auto& [mime, bytes] : c.images) {
+    w.begin_object().key("mime").string(mime);
+    w.key("bytes").number(int64_t(bytes)).end_object();
   }
   w.end_array();
   // A call that sent input: the screen just before its first input went
@@ -404,6 +415,11 @@ bool recorder::settle(clock_type::time_point since) {
   const auto latest =
       since + std::chrono::duration_cast<clock_type::duration>(ms(cfg_.settle_max_ms));
   std::unique_lock<std::mutex> lock(mu_);
+  settling_ = true;
+  struct done_settling {
+    bool& flag;
+    ~done_settling() { flag = false; }
+  } done{settling_};
   for (;;) {
     clock_type::time_point ready = since + quiet;
     if (damage_->watching()) {
@@ -477,7 +493,8 @@ void recorder::take_frame(bool key) {
   json_writer w(j);
   w.begin_object().key("kind").string("frame");
   w.key("n").number(int64_t(n));
-  w.key("t").number(ms_since_start(clock_type::now()));
+  // When the screen was read, not when its crops were encoded.
+  w.key("t").number(ms_since_start(grabbed_at));
   w.key("key").boolean(key);
   w.key("crops").begin_array();
   size_t bytes = 0;

@@ -116,7 +116,10 @@ class recorder {
     double t1 = 0;
     bool cancelled = false;
     bool answered = false;
-    tool_result result;  // Its images shared with the answer's, not copied.
+    // The answer's text and structured result; its images only as their
+    // type and size (a queued record never holds an image alive).
+    tool_result result;
+    std::vector<std::pair<std::string, size_t>> images;
     std::vector<input_event> input;
     bool frame = false;
     size_t bytes = 0;  // What it holds, for the queue's bound.
@@ -180,6 +183,9 @@ class recorder {
   // Input waits for the pending frame's grab (before_input); it gave up
   // waiting (late).
   bool now_asked_ = false;
+  // The writer waits for the screen to settle (settle()): new call records
+  // wait for its frame, so they do not wake it.
+  bool settling_ = false;
   bool now_late_ = false;
   uint64_t grabs_ = 0;  // Pending frames grabbed; before_input waits for it to move.
   std::condition_variable grabbed_cv_;
