@@ -62,7 +62,13 @@ void usage(FILE* f) {
       "  CU_TRACE_REDACT_TEXT  1: typed text and clipboard text are left out of traces\n"
       "  CU_TRACE_MAX_BYTES    a trace file's size bound before the next part starts\n"
       "                        (default 67108864)\n"
-      "  CU_TRACE_KEEP         trace files kept per trace, the oldest deleted (default 8)\n",
+      "  CU_TRACE_KEEP         trace files kept per trace, the oldest deleted (default 8)\n"
+      "  CU_GRANTS             open (default) or enforce: only applications granted by\n"
+      "                        request_access get input and show in captures\n"
+      "  CU_DENY_APPS          comma-separated applications kept from the agent, granted\n"
+      "                        or not\n"
+      "  CU_GRANTS_DESKTOP     allow (default) or deny: whether the desktop (the root,\n"
+      "                        panels) counts as granted when enforcing\n",
       f);
 }
 
@@ -131,6 +137,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   cfg.toolsets_on = *toolsets;
+  // A mistyped security setting must not leave the desktop open.
+  if (cfg.grants != "open" && cfg.grants != "enforce") {
+    fprintf(stderr, "computer-use-mcp: CU_GRANTS=\"%s\": expected open or enforce\n",
+            cfg.grants.c_str());
+    return 2;
+  }
+  if (cfg.grants_desktop != "allow" && cfg.grants_desktop != "deny") {
+    fprintf(stderr, "computer-use-mcp: CU_GRANTS_DESKTOP=\"%s\": expected allow or deny\n",
+            cfg.grants_desktop.c_str());
+    return 2;
+  }
   // Programs open_application starts inherit the environment: they must
   // find the display we drive even when DISPLAY was unset (default :10).
   setenv("DISPLAY", cfg.display.c_str(), 1);

@@ -27,6 +27,7 @@
 #include "core/completion_queue.h"
 #include "core/job.h"
 #include "core/generation.h"
+#include "core/grant_policy.h"
 #include "util/config.h"
 #include "vision/marks.h"
 
@@ -136,6 +137,8 @@ struct capture_config {
   // The windows toolset is on: keep every top-level window's pixels
   // (grabber::keep_window_pixels) for screenshots of one window.
   bool window_pixels = false;
+  // What captures hide (docs/grants.md); null: nothing.
+  const grant_policy* grants = nullptr;
 };
 
 class capture_pool final : public task_runner {

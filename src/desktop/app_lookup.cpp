@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
+#include <set>
 #include <unordered_set>
 
 #include "desktop/desktop_entry.h"
@@ -272,6 +274,35 @@ result<launch_command> prepare_launch(const launch_spec& spec, const launch_env&
   command.argv = {*emulator, "-e"};
   command.argv.insert(command.argv.end(), spec.argv.begin(), spec.argv.end());
   return command;
+}
+
+std::shared_ptr<const desktop_aliases> read_desktop_aliases(const launch_env& env) {
+  constexpr size_t kMostEntries = 4096;
+  auto out = std::make_shared<desktop_aliases>();
+  std::unordered_set<std::string> seen;
+  size_t read = 0;
+  for (const std::string& dir : env.application_dirs) {
+    for (const std::string& name : list_dir(dir)) {
+      if (!name.ends_with(".desktop") || !seen.insert(name).second) continue;
+      if (read++ >= kMostEntries) return out;
+      auto entry = read_desktop_entry(dir + "/" + name);
+      if (!entry) continue;
+      std::set<std::string> names{ascii_lower(name.substr(0, name.size() - 8))};
+      if (entry->name) names.insert(ascii_lower(unescape_value(*entry->name)));
+      std::vector<std::string> keys;
+      if (entry->startup_wm_class) keys.push_back(ascii_lower(unescape_value(*entry->startup_wm_class)));
+      if (entry->exec) {
+        if (auto argv = parse_desktop_exec(*entry->exec); argv && !argv->empty()) {
+          const std::string& program = argv->front();
+          keys.push_back(ascii_lower(program.substr(program.rfind('/') + 1)));
+        }
+      }
+      for (const std::string& k : keys) {
+        if (!k.empty()) out->by_key[k].insert(names.begin(), names.end());
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace cu

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/grant_policy.h"
 #include "util/result.h"
 
 namespace cu {
@@ -102,5 +103,12 @@ std::optional<std::string> find_terminal_emulator(const std::string& path);
 // no emulator is on PATH, and with io when Path= is not an absolute path to
 // a directory this process may enter.
 result<launch_command> prepare_launch(const launch_spec& spec, const launch_env& env);
+
+// The desktop entries' names for applications (docs/grants.md): for each
+// entry in env's application directories (the first of each file name;
+// at most 4096 files), its Name= and its id (the file name without
+// ".desktop"), lower-case, under its StartupWMClass and its Exec program's
+// base name. So a grant of "Text Editor" covers mousepad's windows.
+std::shared_ptr<const desktop_aliases> read_desktop_aliases(const launch_env& env);
 
 }  // namespace cu

@@ -28,6 +28,7 @@
 #include "core/job.h"
 #include "core/tool_result.h"
 #include "core/generation.h"
+#include "core/grant_policy.h"
 
 namespace cu {
 
@@ -76,6 +77,8 @@ struct input_config {
   // Its hook before every piece of input (empty: none;
   // input_context::before_event).
   std::function<void()> before_event;
+  // What the agent may touch (docs/grants.md); null: everything.
+  const grant_policy* grants = nullptr;
 };
 
 class input_actor {

@@ -150,6 +150,7 @@ class table_tool_call final : public tool_call {
   std::optional<rect> display_area() const override { return t_.ctx_.coords.area(); }
   const std::string& x_display() const override { return t_.ctx_.cfg.display; }
   session_grants& grants() override { return t_.ctx_.grants; }
+  grant_policy& policy() override { return t_.ctx_.policy; }
   toolset_mask toolsets() const override { return t_.ctx_.cfg.toolsets_on; }
   std::string_view tool_name() const override { return def_.name; }
 

@@ -57,6 +57,7 @@ struct call_context {
   replies& out;
   coordinates& coords;
   session_grants& grants;
+  grant_policy& policy;
   capture_pool& pool;
   input_actor& actor;
   desktop& desk;

@@ -9,6 +9,7 @@
 #include "protocol/json_diagnose.h"
 #include "core/json_writer.h"
 #include "core/tool_result.h"
+#include "desktop/app_lookup.h"
 #include "input/marker.h"
 #include "toolsets/registry.h"
 #include "toolsets/tool_call.h"
@@ -163,15 +164,33 @@ constexpr size_t kParserKeepBytes = size_t{1} << 20;
 // The flight recorder when CU_TRACE_DIR (or --trace) names a directory.
 // One that cannot be written is said once on stderr, and the server runs
 // untraced: a recorder is a witness, and must not take the service down.
-std::unique_ptr<recorder> open_trace(const config& cfg, server_generation& generation) {
+std::unique_ptr<recorder> open_trace(const config& cfg, server_generation& generation,
+                                     const grant_policy* grants) {
   if (cfg.trace_dir.empty()) return nullptr;
-  auto r = recorder::open(trace_config_of(cfg), generation);
+  trace_config tc = trace_config_of(cfg);
+  tc.grants = grants;
+  auto r = recorder::open(std::move(tc), generation);
   if (!r) {
     log(log_level::warn, "trace: %s; running without a trace", r.err().message.c_str());
     return nullptr;
   }
   log(log_level::info, "trace: recording to %s", (*r)->path().c_str());
   return std::move(*r);
+}
+
+// The grants' policy from the configuration; desktop entries' names are
+// read only when something is ever refused or hidden.
+std::unique_ptr<grant_policy> make_policy(const config& cfg) {
+  const grants_mode mode = cfg.grants == "enforce" ? grants_mode::enforce : grants_mode::open;
+  std::set<std::string> denied = parse_app_list(cfg.deny_apps);
+  std::shared_ptr<const desktop_aliases> aliases;
+  if (mode == grants_mode::enforce || !denied.empty()) {
+    aliases = read_desktop_aliases(launch_env::from_environment());
+    log(log_level::info, "grants: %s%s%s", mode == grants_mode::enforce ? "enforced" : "open",
+        denied.empty() ? "" : ", denied: ", cfg.deny_apps.c_str());
+  }
+  return std::make_unique<grant_policy>(mode, std::move(denied), cfg.grants_desktop != "deny",
+                                        std::move(aliases));
 }
 
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
@@ -191,11 +210,13 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
           loop, [this](int) { begin_stop(stop_reason::broken_pipe); },
           [this] { relieve_pressure(); }),
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
-      trace_(open_trace(cfg_, generation_)),
+      policy_(make_policy(cfg_)),
+      trace_(open_trace(cfg_, generation_, policy_.get())),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers, &generation_,
                            cfg_.format, cfg_.max_result_bytes,
                            has(cfg_.toolsets_on, toolset::windows) ||
-                               has(cfg_.toolsets_on, toolset::vision) || a11y_on(cfg_)},
+                               has(cfg_.toolsets_on, toolset::vision) || a11y_on(cfg_),
+                           policy_.get()},
             completions_),
       actor_(input_config{cfg_.display, cfg_.idle_release_secs, cfg_.type_delay_ms,
                           {cfg_.pace_quiet_ms, cfg_.pace_text_ms, cfg_.pace_max_ms,
@@ -208,14 +229,16 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
                                  : nullptr,
                           input_marker_path(cfg_.lock_path),
                           trace_ ? std::function<void()>([t = trace_.get()] { t->before_input(); })
-                                 : nullptr},
+                                 : nullptr,
+                          policy_.get()},
              (guard_devices_ = guard.take_devices(), std::move(guard)), generation_,
              completions_),
       desktop_(cfg_.display, generation_, completions_),
       a11y_(make_a11y(cfg_, completions_)),
       coords_(cfg_.display, generation_),
       services_(start_room_services(cfg_.toolsets_on, cfg_, completions_, guard_devices_)),
-      calls_(call_context{loop, cfg_, out_, coords_, grants_, pool_, actor_, desktop_, a11y_.get(),
+      calls_(call_context{loop, cfg_, out_, coords_, grants_, *policy_, pool_, actor_, desktop_,
+                          a11y_.get(),
                           service_pointers(services_),
                           [this] { return stopping_; },
                           [this] {
@@ -362,6 +385,7 @@ void server::on_frame(std::string_view line, bool padded) {
     log(log_level::info, "no request for %gs: clearing the session's grants",
         cfg_.idle_release_secs);
     grants_ = session_grants{};
+    policy_->set_granted({});
   }
   last_request_ = now;
   // A line's tokens, not its bytes, are what makes the DOM parser's tape

@@ -32,6 +32,7 @@
 #include "protocol/frame_splitter.h"
 #include "protocol/replies.h"
 #include "protocol/stdio.h"
+#include "core/grant_policy.h"
 #include "toolsets/grants.h"
 #include "util/config.h"
 
@@ -117,6 +118,9 @@ class server {
   replies out_;
   completion_queue completions_;
   server_generation generation_;  // Shared with the threads below.
+  // What the agent may touch (CU_GRANTS, CU_DENY_APPS; docs/grants.md),
+  // read by the threads below, its grants set here on the loop thread.
+  std::unique_ptr<grant_policy> policy_;
   // The flight recorder (CU_TRACE_DIR or --trace), or null; stopped before
   // the capture pool whose record of screen changes it reads.
   std::unique_ptr<recorder> trace_;

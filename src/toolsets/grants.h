@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace cu {
 
@@ -22,7 +23,10 @@ struct session_grants {
 
 // request_access's answer: {"grantedApplications":[...],"deniedApplications":[],
 // "screenshotFiltering":false,"clipboardRead":b,"clipboardWrite":b,"systemKeyCombos":b}.
-std::string request_access_json(const session_grants& g);
+// denied: the names asked for that the operator's deny list names;
+// filtering: whether captures hide windows (CU_GRANTS=enforce or a deny list).
+std::string request_access_json(const session_grants& g, const std::vector<std::string>& denied,
+                                bool filtering);
 
 // list_granted_applications's answer: {"applications":[...],"clipboardRead":b,
 // "clipboardWrite":b,"systemKeyCombos":b,"coordinateMode":"screenshot"}.

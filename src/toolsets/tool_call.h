@@ -115,6 +115,10 @@ class tool_call {
 
   // The session's grants (request_access), on the loop thread.
   virtual session_grants& grants() = 0;
+  // What the agent may touch (CU_GRANTS; docs/grants.md): request_access
+  // publishes the grants there, and the tools that act on a window judge
+  // it with the current view.
+  virtual grant_policy& policy() = 0;
 
   // The toolsets that are on (CU_TOOLSETS).
   virtual toolset_mask toolsets() const = 0;

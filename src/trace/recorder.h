@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/generation.h"
+#include "core/grant_policy.h"
 #include "core/input_event.h"
 #include "core/tool_result.h"
 #include "util/config.h"
@@ -56,6 +57,8 @@ struct trace_config {
   // The settle before a frame, as before a screenshot that follows input.
   double settle_quiet_ms = 100;
   double settle_max_ms = 2000;
+  // Frames hide what captures hide (docs/grants.md); null: nothing.
+  const grant_policy* grants = nullptr;
 };
 
 // The trace_config of a server's configuration.

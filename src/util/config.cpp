@@ -111,6 +111,9 @@ config config_from_env() {
   if (const char* v = env("CU_TRACE_REDACT_TEXT")) c.trace_redact_text = strcmp(v, "0") != 0;
   read_count("CU_TRACE_MAX_BYTES", &c.trace_max_bytes, 65536, size_t{1} << 40);
   read_count("CU_TRACE_KEEP", &c.trace_keep, 1, 100000);
+  if (const char* v = getenv("CU_GRANTS")) c.grants = v;
+  if (const char* v = getenv("CU_DENY_APPS")) c.deny_apps = v;
+  if (const char* v = getenv("CU_GRANTS_DESKTOP")) c.grants_desktop = v;
   return c;
 }
 

@@ -43,6 +43,13 @@ struct config {
   bool trace_redact_text = false;                               // CU_TRACE_REDACT_TEXT
   size_t trace_max_bytes = size_t{64} << 20;                    // CU_TRACE_MAX_BYTES
   size_t trace_keep = 8;                                        // CU_TRACE_KEEP
+  // The grants (docs/grants.md): CU_GRANTS as written ("open" or
+  // "enforce"; main refuses to start on anything else rather than run
+  // open when the operator meant enforce), the deny list, and whether the
+  // desktop itself (the root, panels) counts as granted when enforcing.
+  std::string grants = "open";                                  // CU_GRANTS
+  std::string deny_apps;                                        // CU_DENY_APPS
+  std::string grants_desktop = "allow";                         // CU_GRANTS_DESKTOP
 };
 
 // Reads the environment; an unparsable value is reported on stderr and the

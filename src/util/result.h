@@ -25,6 +25,7 @@ enum class errc {
   a11y_unavailable,  // No accessibility bus or registry to ask.
   not_found,         // The application or element named is not there.
   timed_out,         // Another program did not answer before the deadline.
+  refused,           // The grants keep the agent from that window (docs/grants.md).
 };
 
 struct error {

@@ -33,6 +33,7 @@ result<x11_atoms> intern_atoms(xcb_connection_t* c) {
       {"_NET_ACTIVE_WINDOW", &a._NET_ACTIVE_WINDOW},
       {"_NET_SUPPORTED", &a._NET_SUPPORTED},
       {"_NET_SUPPORTING_WM_CHECK", &a._NET_SUPPORTING_WM_CHECK},
+      {"WM_CLIENT_LEADER", &a.WM_CLIENT_LEADER},
       {"WM_DELETE_WINDOW", &a.WM_DELETE_WINDOW},
       {"WM_CHANGE_STATE", &a.WM_CHANGE_STATE},
       {"_NET_WM_STATE", &a._NET_WM_STATE},

@@ -22,6 +22,7 @@ struct x11_atoms {
   xcb_atom_t WM_STATE = 0, _NET_WM_NAME = 0, _NET_WM_PID = 0, _NET_CLIENT_LIST = 0;
   xcb_atom_t _NET_CLIENT_LIST_STACKING = 0, _NET_ACTIVE_WINDOW = 0, _NET_SUPPORTED = 0;
   xcb_atom_t _NET_SUPPORTING_WM_CHECK = 0;
+  xcb_atom_t WM_CLIENT_LEADER = 0;  // ICCCM 5.1: a popup's way to its application.
   // The windows toolset (ICCCM 4.1.4, 4.2.8; EWMH).
   xcb_atom_t WM_DELETE_WINDOW = 0, WM_CHANGE_STATE = 0;
   xcb_atom_t _NET_WM_STATE = 0, _NET_WM_STATE_HIDDEN = 0, _NET_WM_STATE_MAXIMIZED_VERT = 0;

@@ -1,5 +1,7 @@
 // The clipboard and session tools: grants live on the loop thread; the
 // clipboard, open_application and switch_display run on the desktop thread.
+#include <algorithm>
+
 #include "core/json_writer.h"
 #include "toolsets/args.h"
 #include "toolsets/grants.h"
@@ -36,13 +38,16 @@ std::string needs_grant(std::string_view tool, std::string_view flag) {
 
 }  // namespace
 
-std::string request_access_json(const session_grants& g) {
+std::string request_access_json(const session_grants& g, const std::vector<std::string>& denied,
+                                bool filtering) {
   std::string out;
   json_writer j(out);
   j.begin_object().key("grantedApplications");
   write_apps(j, g);
-  j.key("deniedApplications").begin_array().end_array();
-  j.key("screenshotFiltering").boolean(false);
+  j.key("deniedApplications").begin_array();
+  for (const std::string& d : denied) j.string(d);
+  j.end_array();
+  j.key("screenshotFiltering").boolean(filtering);
   write_flags(j, g);
   j.end_object();
   return out;
@@ -88,11 +93,23 @@ void handle_request_access(tool_call& call) {
                              std::to_string(g.apps.size()), " now, ", std::to_string(adding),
                              " more asked for)"));
   }
-  for (std::string& a : *apps) g.apps.insert(std::move(a));
+  // What the operator's deny list names is denied, whatever is asked
+  // (CU_DENY_APPS): said back, and never among the grants.
+  const std::shared_ptr<const grant_view> view = call.policy().view();
+  std::vector<std::string> denied;
+  for (std::string& a : *apps) {
+    if (view->name_denied(a)) {
+      if (std::find(denied.begin(), denied.end(), a) == denied.end()) denied.push_back(a);
+      continue;
+    }
+    g.apps.insert(std::move(a));
+  }
+  std::sort(denied.begin(), denied.end());
   g.clipboard_read = g.clipboard_read || *read;
   g.clipboard_write = g.clipboard_write || *write;
   g.system_key_combos = g.system_key_combos || *keys;
-  call.finish(tool_result::json(request_access_json(g)));
+  call.policy().set_granted(g.apps);
+  call.finish(tool_result::json(request_access_json(g, denied, view->filtering())));
 }
 
 void handle_list_granted_applications(tool_call& call) {

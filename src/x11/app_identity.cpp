@@ -1,0 +1,319 @@
+#include "x11/app_identity.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <unordered_set>
+
+#include "x11/connection.h"
+
+namespace cu {
+namespace {
+
+// A frame holds its client this deep at most (openbox: one level; others
+// add a plate or two), and a search looks at this many windows at most.
+constexpr int kClientDepth = 3;
+constexpr size_t kMostSearched = 64;
+// More rectangles than this in what is hidden: each window's whole box is
+// hidden instead (more than needed, never less).
+constexpr size_t kMostRects = 4096;
+
+std::string property_text(xcb_connection_t* c, xcb_get_property_cookie_t cookie) {
+  reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(c, cookie, nullptr));
+  if (!r || r->format != 8) return {};
+  return std::string(static_cast<const char*>(xcb_get_property_value(r.get())),
+                     size_t(xcb_get_property_value_length(r.get())));
+}
+
+std::optional<uint32_t> property_card(xcb_connection_t* c, xcb_get_property_cookie_t cookie) {
+  reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(c, cookie, nullptr));
+  if (!r || r->format != 32 || xcb_get_property_value_length(r.get()) < 4) return std::nullopt;
+  return *static_cast<const uint32_t*>(xcb_get_property_value(r.get()));
+}
+
+// The first line of a small /proc file, or empty.
+std::string read_small(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  char buf[256];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return {};
+  std::string s(buf, size_t(n));
+  if (size_t nl = s.find('\n'); nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+std::string exe_of(uint32_t pid) {
+  char link[PATH_MAX];
+  const std::string path = "/proc/" + std::to_string(pid) + "/exe";
+  ssize_t n = readlink(path.c_str(), link, sizeof link - 1);
+  if (n <= 0) return {};
+  std::string target(link, size_t(n));
+  // A replaced executable reads "/usr/bin/x (deleted)".
+  if (target.ends_with(" (deleted)")) target.resize(target.size() - 10);
+  const size_t slash = target.rfind('/');
+  return slash == std::string::npos ? target : target.substr(slash + 1);
+}
+
+// a minus b, as up to four rectangles.
+void subtract(const rect& a, const rect& b, std::vector<rect>& out) {
+  const rect i = intersect(a, b);
+  if (i.w <= 0 || i.h <= 0) {
+    out.push_back(a);
+    return;
+  }
+  if (i.y > a.y) out.push_back({a.x, a.y, a.w, i.y - a.y});
+  if (i.y + i.h < a.y + a.h) out.push_back({a.x, i.y + i.h, a.w, a.y + a.h - (i.y + i.h)});
+  if (i.x > a.x) out.push_back({a.x, i.y, i.x - a.x, i.h});
+  if (i.x + i.w < a.x + a.w) out.push_back({i.x + i.w, i.y, a.x + a.w - (i.x + i.w), i.h});
+}
+
+}  // namespace
+
+app_identifier::app_identifier(xcb_connection_t* c, xcb_window_t root) : c_(c), root_(root) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) host_ = host;
+}
+
+status app_identifier::ensure_atoms() {
+  if (atoms_) return {};
+  auto a = intern_atoms(c_);
+  if (!a) return a.take_error();
+  atoms_ = *a;
+  return {};
+}
+
+bool app_identifier::read_names(xcb_window_t w, app_identity& out, int depth) {
+  const x11_atoms& a = *atoms_;
+  auto cls = xcb_get_property(c_, 0, w, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING, 0, 256);
+  auto pid = xcb_get_property(c_, 0, w, a._NET_WM_PID, XCB_ATOM_CARDINAL, 0, 1);
+  auto machine = xcb_get_property(c_, 0, w, XCB_ATOM_WM_CLIENT_MACHINE,
+                                  XCB_GET_PROPERTY_TYPE_ANY, 0, 64);
+  auto type = xcb_get_property(c_, 0, w, a._NET_WM_WINDOW_TYPE, XCB_ATOM_ATOM, 0, 1);
+  auto transient = xcb_get_property(c_, 0, w, XCB_ATOM_WM_TRANSIENT_FOR, XCB_ATOM_WINDOW, 0, 1);
+  auto leader = xcb_get_property(c_, 0, w, a.WM_CLIENT_LEADER, XCB_ATOM_WINDOW, 0, 1);
+  const std::string wm_class = property_text(c_, cls);
+  const std::optional<uint32_t> pid_value = property_card(c_, pid);
+  const std::string host = property_text(c_, machine);
+  const std::optional<uint32_t> type_atom = property_card(c_, type);
+  const std::optional<uint32_t> transient_for = property_card(c_, transient);
+  const std::optional<uint32_t> leader_window = property_card(c_, leader);
+
+  out.window = w;
+  if (type_atom && (*type_atom == a.window_types[6] || *type_atom == a.window_types[7])) {
+    // A dock (a panel) or the desktop window: the desktop's.
+    out.what = app_identity::kind::desktop;
+    return true;
+  }
+  if (!wm_class.empty()) {
+    const size_t nul = wm_class.find('\0');
+    out.instance = wm_class.substr(0, nul);
+    if (nul != std::string::npos) {
+      std::string second = wm_class.substr(nul + 1);
+      if (size_t end = second.find('\0'); end != std::string::npos) second.resize(end);
+      out.cls = std::move(second);
+    }
+  }
+  // A pid means a process on this machine only when the window says it
+  // runs here (or says nothing of where it runs).
+  if (pid_value && *pid_value != 0 && (host.empty() || host == host_)) {
+    out.pid = *pid_value;
+    out.exe = exe_of(out.pid);
+    out.comm = read_small("/proc/" + std::to_string(out.pid) + "/comm");
+  }
+  if (!out.instance.empty() || !out.cls.empty() || out.pid != 0) {
+    out.what = app_identity::kind::app;
+    return true;
+  }
+  // A popup that names nothing: the window it is for, or its group leader.
+  if (depth < 2) {
+    for (std::optional<uint32_t> other : {transient_for, leader_window}) {
+      if (!other || *other == 0 || *other == w || *other == root_) continue;
+      app_identity via;
+      if (read_names(*other, via, depth + 1) && via.what == app_identity::kind::app) {
+        via.window = w;
+        out = std::move(via);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+app_identity app_identifier::identify_top(xcb_window_t top) {
+  app_identity out;
+  out.window = top;
+  const x11_atoms& a = *atoms_;
+  // The client: the window with WM_STATE, breadth first from the top.
+  std::vector<xcb_window_t> level{top};
+  size_t searched = 0;
+  for (int depth = 0; depth <= kClientDepth && !level.empty(); ++depth) {
+    std::vector<xcb_get_property_cookie_t> states;
+    for (xcb_window_t w : level) {
+      states.push_back(xcb_get_property(c_, 0, w, a.WM_STATE, a.WM_STATE, 0, 0));
+    }
+    std::optional<xcb_window_t> client;
+    for (size_t i = 0; i < level.size(); ++i) {
+      reply_ptr<xcb_get_property_reply_t> r(xcb_get_property_reply(c_, states[i], nullptr));
+      if (!client && r && r->type == a.WM_STATE) client = level[i];
+    }
+    if (client) {
+      if (!read_names(*client, out, 0)) out.window = *client;
+      return out;
+    }
+    if (depth == kClientDepth) break;
+    std::vector<xcb_window_t> next;
+    std::vector<xcb_query_tree_cookie_t> trees;
+    for (xcb_window_t w : level) trees.push_back(xcb_query_tree(c_, w));
+    for (auto& ck : trees) {
+      reply_ptr<xcb_query_tree_reply_t> t(xcb_query_tree_reply(c_, ck, nullptr));
+      if (!t) continue;
+      const xcb_window_t* kids = xcb_query_tree_children(t.get());
+      for (int k = 0; k < xcb_query_tree_children_length(t.get()); ++k) {
+        if (searched++ >= kMostSearched) break;
+        next.push_back(kids[k]);
+      }
+    }
+    level = std::move(next);
+  }
+  // No client inside: a window no manager manages (there is no window
+  // manager, or it is override-redirect), which may name itself.
+  read_names(top, out, 0);
+  return out;
+}
+
+result<xcb_window_t> app_identifier::top_of(xcb_window_t w) {
+  for (int depth = 0; depth < 64; ++depth) {
+    reply_ptr<xcb_query_tree_reply_t> t(xcb_query_tree_reply(c_, xcb_query_tree(c_, w), nullptr));
+    if (!t) {
+      if (xcb_connection_has_error(c_)) return make_error(errc::x_unavailable, "the X server went away");
+      return make_error(errc::x_failed, "the window is gone");
+    }
+    if (t->parent == root_ || t->parent == XCB_NONE) return w;
+    w = t->parent;
+  }
+  return w;
+}
+
+result<app_identity> app_identifier::at_point(point p) {
+  if (auto s = ensure_atoms(); !s) return s.err();
+  reply_ptr<xcb_translate_coordinates_reply_t> here(xcb_translate_coordinates_reply(
+      c_, xcb_translate_coordinates(c_, root_, root_, int16_t(p.x), int16_t(p.y)), nullptr));
+  if (!here) return make_error(errc::x_unavailable, "the X server went away");
+  if (here->child == XCB_NONE) {
+    app_identity d;
+    d.what = app_identity::kind::desktop;
+    d.window = root_;
+    return d;
+  }
+  return identify_top(here->child);
+}
+
+result<std::optional<app_identity>> app_identifier::of_focus() {
+  if (auto s = ensure_atoms(); !s) return s.err();
+  reply_ptr<xcb_get_input_focus_reply_t> f(
+      xcb_get_input_focus_reply(c_, xcb_get_input_focus(c_), nullptr));
+  if (!f) return make_error(errc::x_unavailable, "the X server went away");
+  if (f->focus == XCB_NONE) return std::optional<app_identity>();
+  if (f->focus == XCB_INPUT_FOCUS_POINTER_ROOT) {
+    reply_ptr<xcb_query_pointer_reply_t> q(
+        xcb_query_pointer_reply(c_, xcb_query_pointer(c_, root_), nullptr));
+    if (!q) return make_error(errc::x_unavailable, "the X server went away");
+    auto a = at_point({q->root_x, q->root_y});
+    if (!a) return a.take_error();
+    return std::optional<app_identity>(std::move(*a));
+  }
+  if (f->focus == root_) {
+    app_identity d;
+    d.what = app_identity::kind::desktop;
+    d.window = root_;
+    return std::optional<app_identity>(d);
+  }
+  auto a = of_window(f->focus);
+  if (!a) return a.take_error();
+  return std::optional<app_identity>(std::move(*a));
+}
+
+result<app_identity> app_identifier::of_window(xcb_window_t w) {
+  if (auto s = ensure_atoms(); !s) return s.err();
+  auto top = top_of(w);
+  if (!top) return top.take_error();
+  return identify_top(*top);
+}
+
+result<std::vector<shown_window>> app_identifier::layout() {
+  if (auto s = ensure_atoms(); !s) return s.err();
+  reply_ptr<xcb_query_tree_reply_t> t(xcb_query_tree_reply(c_, xcb_query_tree(c_, root_), nullptr));
+  if (!t) return make_error(errc::x_unavailable, "the X server went away");
+  const xcb_window_t* kids = xcb_query_tree_children(t.get());
+  const int n = xcb_query_tree_children_length(t.get());
+  std::vector<xcb_get_window_attributes_cookie_t> attrs;
+  std::vector<xcb_get_geometry_cookie_t> geoms;
+  attrs.reserve(size_t(n));
+  geoms.reserve(size_t(n));
+  for (int i = 0; i < n; ++i) {
+    attrs.push_back(xcb_get_window_attributes(c_, kids[i]));
+    geoms.push_back(xcb_get_geometry(c_, kids[i]));
+  }
+  std::vector<shown_window> out;
+  std::unordered_set<uint32_t> present;
+  for (int i = 0; i < n; ++i) {
+    reply_ptr<xcb_get_window_attributes_reply_t> at(
+        xcb_get_window_attributes_reply(c_, attrs[size_t(i)], nullptr));
+    reply_ptr<xcb_get_geometry_reply_t> g(xcb_get_geometry_reply(c_, geoms[size_t(i)], nullptr));
+    if (!at || !g) continue;
+    present.insert(kids[i]);
+    // InputOnly windows show nothing; unmapped ones are not on the screen.
+    if (at->map_state != XCB_MAP_STATE_VIEWABLE || at->_class == XCB_WINDOW_CLASS_INPUT_ONLY) {
+      continue;
+    }
+    shown_window s;
+    s.top = kids[i];
+    s.box = {g->x, g->y, g->width + 2 * g->border_width, g->height + 2 * g->border_width};
+    out.push_back(std::move(s));
+  }
+  // Identities of windows no longer in the tree go; new ones are read.
+  std::erase_if(cache_, [&](const auto& kv) { return present.count(kv.first) == 0; });
+  for (shown_window& s : out) {
+    auto it = cache_.find(s.top);
+    if (it == cache_.end()) it = cache_.emplace(s.top, identify_top(s.top)).first;
+    s.app = it->second;
+  }
+  if (xcb_connection_has_error(c_)) return make_error(errc::x_unavailable, "the X server went away");
+  return out;
+}
+
+std::vector<rect> hidden_rects(const std::vector<shown_window>& shown, const grant_view& view,
+                               const rect& area) {
+  std::vector<rect> hidden;
+  if (!view.filtering()) return hidden;
+  auto visible_part = [&](rect box, size_t above_from) {
+    std::vector<rect> parts{intersect(box, area)};
+    if (parts[0].w <= 0 || parts[0].h <= 0) return std::vector<rect>{};
+    for (size_t j = above_from; j < shown.size() && !parts.empty(); ++j) {
+      std::vector<rect> next;
+      for (const rect& r : parts) subtract(r, shown[j].box, next);
+      parts = std::move(next);
+      if (parts.size() > kMostRects) return std::vector<rect>{intersect(box, area)};
+    }
+    return parts;
+  };
+  app_identity desktop;
+  desktop.what = app_identity::kind::desktop;
+  if (!view.allows(desktop)) {
+    for (const rect& r : visible_part(area, 0)) hidden.push_back(r);
+  }
+  for (size_t i = 0; i < shown.size(); ++i) {
+    if (view.allows(shown[i].app)) continue;
+    for (const rect& r : visible_part(shown[i].box, i + 1)) hidden.push_back(r);
+  }
+  return hidden;
+}
+
+}  // namespace cu

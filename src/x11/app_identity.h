@@ -1,0 +1,75 @@
+// Owns: which application a window on the screen belongs to, for the
+// grants (core/grant_policy.h, docs/grants.md): the top-level window a
+// press at a point reaches, the one holding the keyboard focus, the
+// top-level windows shown bottom to top with their boxes, and, for each,
+// its client's WM_CLASS, _NET_WM_PID and that process's executable (a
+// popup without them: its WM_TRANSIENT_FOR or WM_CLIENT_LEADER's); and the
+// parts of a capture that windows the view does not allow cover.
+// Thread affinity: an app_identifier belongs to the thread that owns its
+// connection; hidden_rects is pure.
+#pragma once
+
+#include <xcb/xcb.h>
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/geometry.h"
+#include "core/grant_policy.h"
+#include "util/result.h"
+#include "x11/atoms.h"
+
+namespace cu {
+
+// A top-level window as shown: its box on the root (border included) and
+// its application.
+struct shown_window {
+  uint32_t top = 0;
+  rect box;
+  app_identity app;
+};
+
+class app_identifier {
+ public:
+  // Interns its atoms on c (one round trip) at the first question.
+  app_identifier(xcb_connection_t* c, xcb_window_t root);
+
+  // The application whose window a press at p (root pixels) reaches: the
+  // topmost top-level window there as X finds it (input shapes included),
+  // the desktop where there is none. No cache: asked fresh each time.
+  result<app_identity> at_point(point p);
+  // The application holding the keyboard focus (PointerRoot: the one under
+  // the pointer); the desktop when the focus is on the root; nothing when
+  // the focus is None (keys then go nowhere).
+  result<std::optional<app_identity>> of_focus();
+  // The application of window w (any window: its top-level's).
+  result<app_identity> of_window(xcb_window_t w);
+  // The viewable top-level windows, bottom to top. Identities are kept
+  // per top-level window while it stays in the tree.
+  result<std::vector<shown_window>> layout();
+
+ private:
+  status ensure_atoms();
+  // The top-level window holding w (w itself when a child of the root).
+  result<xcb_window_t> top_of(xcb_window_t w);
+  // Identifies a top-level window: its client (the window with WM_STATE
+  // inside a frame, or itself), else what it names itself.
+  app_identity identify_top(xcb_window_t top);
+  // Reads what w says of its application; false when it says nothing.
+  bool read_names(xcb_window_t w, app_identity& out, int depth);
+
+  xcb_connection_t* c_;
+  xcb_window_t root_;
+  std::optional<x11_atoms> atoms_;
+  std::string host_;  // This machine's name, to trust a pid only from it.
+  std::unordered_map<uint32_t, app_identity> cache_;
+};
+
+// The parts of area (root pixels) whose topmost window view does not
+// allow, as rectangles that do not overlap; the desktop's parts when the
+// view keeps it out. shown is bottom to top, as layout() gives it.
+std::vector<rect> hidden_rects(const std::vector<shown_window>& shown, const grant_view& view,
+                               const rect& area);
+
+}  // namespace cu
