@@ -82,9 +82,10 @@ class grant_view {
   // Whether the name as request_access got it is on the deny list.
   bool name_denied(std::string_view name) const;
 
-  // What a refusal says, whole: "<doing> was refused: <where> is a window of
-  // "xterm" (not granted to this session); call request_access with apps
-  // ["xterm"] first". doing: "left_click at [10, 20]".
+  // What a refusal says, whole: "<doing> was refused: <where> is on a window
+  // of "xterm", which is not granted to this session (CU_GRANTS=enforce);
+  // call request_access with apps ["xterm"] first". doing: "the click";
+  // where: "its point", "the keyboard focus".
   std::string refusal(std::string_view doing, std::string_view where, const app_identity& a,
                       verdict v) const;
 };

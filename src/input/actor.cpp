@@ -35,6 +35,7 @@ input_actor::input_actor(input_config cfg, input_guard guard, server_generation&
   ctx_.set_pacing(cfg_.pacing);
   ctx_.on_event = cfg_.on_event;
   ctx_.before_event = cfg_.before_event;
+  ctx_.grants = cfg_.grants;
   thread_ = std::thread(&input_actor::thread_main, this);
 }
 

@@ -11,6 +11,7 @@
 #include "input/marker.h"
 
 #include "util/log.h"
+#include "x11/app_identity.h"
 #include "x11/request.h"
 
 namespace cu {
@@ -52,6 +53,7 @@ input_context::input_context(std::string display, input_guard guard, double type
       stranded_by_(dead_marker_pid(marker_)) {}
 
 input_context::~input_context() {
+  identifier_.reset();
   release_all();
   // Released (or the display is gone, and what was held with it): nothing
   // of ours is left for the next server to clear.
@@ -136,6 +138,7 @@ void input_context::drop_connection() {
     if (button_is_down(b)) guard_.button(b, false);
   }
   for (auto& [kc, b] : borrowed_) guard_.borrowed(kc, false);
+  identifier_.reset();
   conn_.reset();
   key_refs_ = {};
   down_ = {};
@@ -279,6 +282,36 @@ error window_gone(uint32_t w) {
 }
 
 }  // namespace
+
+status input_context::allowed_at(point p, std::string_view doing) {
+  if (grants == nullptr) return {};
+  const std::shared_ptr<const grant_view> view = grants->view();
+  if (!view->filtering()) return {};
+  auto c = connection();
+  if (!c) return c.err();
+  if (!identifier_) identifier_ = std::make_unique<app_identifier>(*c, root_);
+  auto app = identifier_->at_point(p);
+  if (!app) return app.err();
+  const grant_view::verdict v = view->judge(*app);
+  if (v == grant_view::verdict::allowed) return {};
+  return make_error(errc::refused, view->refusal(doing, "its point", *app, v));
+}
+
+status input_context::allowed_keys(std::string_view doing) {
+  if (grants == nullptr) return {};
+  const std::shared_ptr<const grant_view> view = grants->view();
+  if (!view->filtering()) return {};
+  auto c = connection();
+  if (!c) return c.err();
+  if (!identifier_) identifier_ = std::make_unique<app_identifier>(*c, root_);
+  auto app = identifier_->of_focus();
+  if (!app) return app.err();
+  // No focus: keys go nowhere, and nothing is there to keep them from.
+  if (!*app) return {};
+  const grant_view::verdict v = view->judge(**app);
+  if (v == grant_view::verdict::allowed) return {};
+  return make_error(errc::refused, view->refusal(doing, "the keyboard focus", **app, v));
+}
 
 result<point> input_context::place(const device_target& t, bool pressing) {
   if (t.window == 0) return t.p;

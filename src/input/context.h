@@ -14,11 +14,13 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/geometry.h"
+#include "core/grant_policy.h"
 #include "core/input_event.h"
 #include "input/guard.h"
 #include "input/keys.h"
@@ -30,6 +32,8 @@
 struct xkb_context;
 
 namespace cu {
+
+class app_identifier;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -88,6 +92,17 @@ class input_context {
   // bounded time (recorder::before_input).
   std::function<void()> before_event;
   uint64_t event_seq = 0;
+  // What the agent may touch (docs/grants.md); null: everything.
+  const grant_policy* grants = nullptr;
+
+  // The grants' checks, made right before input goes out (after pacing),
+  // with the current view and what X shows now: empty when the grants let
+  // it through, else a refused error saying what was refused, which
+  // application and how to grant it. doing names the input ("the click").
+  // At a root point: the application whose window a press there reaches.
+  status allowed_at(point p, std::string_view doing);
+  // Keys: the application holding the keyboard focus.
+  status allowed_keys(std::string_view doing);
   double type_delay_ms() const { return type_delay_ms_; }
 
   // Pacing (docs/input.md, "Pacing"): input that follows other input waits
@@ -266,6 +281,9 @@ class input_context {
   std::optional<pid_t> stranded_by_;
   std::map<uint8_t, borrowing> borrowed_;
   std::optional<point> pointer_snapshot_;
+  // Asks X which application a window is (allowed_at, allowed_keys); made
+  // on conn_ when first needed, dropped with it.
+  std::unique_ptr<app_identifier> identifier_;
   pacing pacing_;
   std::optional<clock_type::time_point> last_input_;
   bool last_was_text_ = false;    // The input last noted typed text.

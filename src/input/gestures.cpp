@@ -41,6 +41,7 @@ tool_result click(input_context& ctx, device_target t, uint8_t button, int count
                   const std::optional<held_keys>& mods, const std::string& label) {
   auto p = ctx.place(t, true);
   if (!p) return failed(p.err());
+  if (auto s = ctx.allowed_at(*p, "the click"); !s) return failed(s.err());
   if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   return with_modifiers(ctx, mods, [&] {
     for (int i = 0; i < count; ++i) {
@@ -55,6 +56,8 @@ tool_result click(input_context& ctx, device_target t, uint8_t button, int count
 tool_result move(input_context& ctx, device_target t) {
   auto p = ctx.place(t, false);
   if (!p) return failed(p.err());
+  // Moving over a window reaches it too (hover, enter and motion events).
+  if (auto s = ctx.allowed_at(*p, "the move"); !s) return failed(s.err());
   if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   if (auto s = ctx.sync(); !s) return failed(s.err());
   return tool_result::text("moved to " + point_text(*p));
@@ -74,6 +77,9 @@ tool_result drag(input_context& ctx, std::optional<device_target> from, device_t
   auto end = ctx.place(target, false);
   if (!end) return failed(end.err());
   const point to = *end;
+  // Both ends, before anything is pressed: the release is a drop there.
+  if (auto s = ctx.allowed_at(start, "the drag's start"); !s) return failed(s.err());
+  if (auto s = ctx.allowed_at(to, "the drag's end"); !s) return failed(s.err());
   if (auto s = ctx.move_to(start); !s) return failed(s.err());
   if (auto s = ctx.button(1, true); !s) return failed(s.err());
   // Whatever happens from here on, the button comes back up.
@@ -97,6 +103,7 @@ tool_result scroll(input_context& ctx, device_target t, uint8_t button, int n,
                    const std::optional<held_keys>& mods, const std::string& label) {
   auto p = ctx.place(t, true);
   if (!p) return failed(p.err());
+  if (auto s = ctx.allowed_at(*p, "the scroll"); !s) return failed(s.err());
   if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   // Wheel clicks are paced (docs/input.md, "Pacing"): a browser sends a
   // wheel to the scroller under the pointer as it last knew it, and keeps
@@ -131,7 +138,12 @@ tool_result left_down(input_context& ctx, std::optional<device_target> at) {
   if (at) {
     auto p = ctx.place(*at, true);
     if (!p) return failed(p.err());
+    if (auto s = ctx.allowed_at(*p, "the press"); !s) return failed(s.err());
     if (auto s = ctx.move_to(*p); !s) return failed(s.err());
+  } else {
+    auto here = ctx.pointer();
+    if (!here) return failed(here.err());
+    if (auto s = ctx.allowed_at(*here, "the press"); !s) return failed(s.err());
   }
   if (auto s = ctx.button(1, true); !s) return failed(s.err());
   // A round trip, so the answer is never about a press that went to a
@@ -156,8 +168,12 @@ tool_result left_up(input_context& ctx, std::optional<device_target> at) {
     // gone or off screen stops it here, and then it is released below.
     auto p = ctx.place(*at, false);
     if (p) {
+      if (auto s = ctx.allowed_at(*p, "the release"); !s) p = s.err();
+    }
+    if (p) {
       if (auto s = ctx.move_to(*p); !s) return failed(s.err());
     } else {
+      // Never left down: released where the pointer is.
       ctx.button(1, false);
       ctx.sync();
       return failed(p.err());
@@ -172,6 +188,7 @@ tool_result left_up(input_context& ctx, std::optional<device_target> at) {
 
 tool_result type(input_context& ctx, const std::vector<typed_char>& keys, size_t characters) {
   size_t typed = 0;
+  if (auto s = ctx.allowed_keys("typing"); !s) return failed(s.err());
   if (auto s = ctx.type(keys, &typed); !s) {
     return tool_result::failure("typed " + std::to_string(typed) + " of " +
                                 std::to_string(keys.size()) + " keystroke(s), then: " +
@@ -183,6 +200,7 @@ tool_result type(input_context& ctx, const std::vector<typed_char>& keys, size_t
 tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_t n,
                 const std::string& label) {
   size_t tapped = 0;
+  if (auto s = ctx.allowed_keys("the keys"); !s) return failed(s.err());
   for (int64_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < chords.size(); ++c) {
       if (tapped > 0) {
@@ -205,6 +223,7 @@ tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_
 tool_result hold(input_context& ctx, job_control& ctl, const key_chord& all, double seconds,
                  const std::string& label) {
   const auto started = clock_type::now();
+  if (auto s = ctx.allowed_keys("hold_key"); !s) return failed(s.err());
   auto pressed = ctx.press_chord(all);
   if (!pressed) return failed(pressed.err());
   if (auto s = ctx.sync(); !s) {

@@ -201,4 +201,39 @@ result<std::vector<typed_char>> keystrokes_for_text(std::string_view utf8, size_
   return out;
 }
 
+bool is_system_combo(const key_chord& chord) {
+  bool ctrl = false, alt = false, other_alt = false, ctrl_with = false;
+  for (keysym_t k : chord.keys) {
+    switch (k) {
+      case XKB_KEY_Super_L: case XKB_KEY_Super_R:
+      case XKB_KEY_Hyper_L: case XKB_KEY_Hyper_R:
+      case XKB_KEY_Meta_L: case XKB_KEY_Meta_R:
+      case XKB_KEY_Print: case XKB_KEY_Sys_Req:
+        return true;
+      case XKB_KEY_Control_L: case XKB_KEY_Control_R: ctrl = true; break;
+      case XKB_KEY_Alt_L: case XKB_KEY_Alt_R: alt = true; break;
+      case XKB_KEY_Tab: case XKB_KEY_ISO_Left_Tab: case XKB_KEY_space:
+        other_alt = true;
+        break;
+      case XKB_KEY_Escape:
+        other_alt = true;
+        ctrl_with = true;
+        break;
+      default:
+        if (k >= XKB_KEY_F1 && k <= XKB_KEY_F35) other_alt = true;
+        // The XF86 keys of power, sessions, screens and virtual terminals.
+        if ((k >= XKB_KEY_XF86Switch_VT_1 && k <= XKB_KEY_XF86Switch_VT_12) ||
+            k == XKB_KEY_XF86PowerOff || k == XKB_KEY_XF86PowerDown ||
+            k == XKB_KEY_XF86Sleep || k == XKB_KEY_XF86Standby || k == XKB_KEY_XF86Suspend ||
+            k == XKB_KEY_XF86Hibernate || k == XKB_KEY_XF86LogOff ||
+            k == XKB_KEY_XF86ScreenSaver || k == XKB_KEY_XF86Ungrab ||
+            k == XKB_KEY_XF86ClearGrab || k == XKB_KEY_XF86Display) {
+          return true;
+        }
+        break;
+    }
+  }
+  return (ctrl && alt) || (alt && other_alt) || (ctrl && ctrl_with);
+}
+
 }  // namespace cu

@@ -66,4 +66,12 @@ struct typed_char {
 // code points.
 result<std::vector<typed_char>> keystrokes_for_text(std::string_view utf8, size_t* characters);
 
+// Whether chord is a system key combo (docs/grants.md): one the window
+// manager or the session acts on rather than the focused application, which
+// needs the systemKeyCombos grant when grants are enforced. Any chord with
+// Super, Hyper or Meta; Ctrl+Alt with anything; Alt with Tab, Escape, space
+// or a function key; Ctrl+Escape; Print and Sys_Req; and the XF86 keys of
+// power, session and display (XF86PowerOff, XF86LogOff, XF86Switch_VT_1...).
+bool is_system_combo(const key_chord& chord);
+
 }  // namespace cu

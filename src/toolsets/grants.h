@@ -5,8 +5,13 @@
 #pragma once
 
 #include <set>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "core/grant_policy.h"
+#include "input/keys.h"
 
 namespace cu {
 
@@ -27,6 +32,13 @@ struct session_grants {
 // filtering: whether captures hide windows (CU_GRANTS=enforce or a deny list).
 std::string request_access_json(const session_grants& g, const std::vector<std::string>& denied,
                                 bool filtering);
+
+// Why tool may not send chords (written text) now: a system key combo
+// (is_system_combo) while grants are enforced and the session has no
+// systemKeyCombos grant; nothing when it may.
+std::optional<std::string> system_combo_refusal(const session_grants& g, const grant_view& view,
+                                                const std::vector<key_chord>& chords,
+                                                std::string_view tool, std::string_view text);
 
 // list_granted_applications's answer: {"applications":[...],"clipboardRead":b,
 // "clipboardWrite":b,"systemKeyCombos":b,"coordinateMode":"screenshot"}.

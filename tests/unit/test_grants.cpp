@@ -92,7 +92,7 @@ TEST_CASE("a refusal names the application and how to grant it") {
   const std::string text = v->refusal("left_click", "the point [10, 20]", app("other", "Other"),
                                       cu::grant_view::verdict::not_granted);
   CHECK(text ==
-        "left_click was refused: the point [10, 20] is a window of \"other\", which is not "
+        "left_click was refused: the point [10, 20] is on a window of \"other\", which is not "
         "granted to this session (CU_GRANTS=enforce); call request_access with apps "
         "[\"other\"] first");
 }

@@ -93,6 +93,10 @@ result<std::optional<held_keys>> optional_modifiers(tool_call& call) {
   if (!text) return text.take_error();
   auto chords = parse_key_sequence(*text);
   if (!chords) return chords.take_error();
+  if (auto no = system_combo_refusal(call.grants(), *call.policy().view(), *chords,
+                                     call.tool_name(), *text)) {
+    return make_error(errc::refused, std::move(*no));
+  }
   auto all = held_together(*chords);
   if (!all) return all.take_error();
   return std::optional<held_keys>(held_keys{std::move(*all), std::string(*text)});
@@ -381,6 +385,10 @@ void handle_key(tool_call& call) {
   if (!chords) return call.fail(chords.err().message);
   auto repeat = arg_integer(call.args, "repeat", 1, 1000, 1);
   if (!repeat) return call.fail(repeat.err().message);
+  if (auto no = system_combo_refusal(call.grants(), *call.policy().view(), *chords,
+                                     call.tool_name(), *text)) {
+    return call.fail(*no);
+  }
   if (chords->size() * size_t(*repeat) > kMaxKeyTaps) {
     return call.fail(str_cat("Invalid argument \"repeat\": key taps at most ",
                              std::to_string(kMaxKeyTaps), " chords per call, got ",
@@ -403,6 +411,10 @@ void handle_hold_key(tool_call& call) {
   if (!chords) return call.fail(chords.err().message);
   auto duration = arg_number(call.args, "duration", 0, true, 100);
   if (!duration) return call.fail(duration.err().message);
+  if (auto no = system_combo_refusal(call.grants(), *call.policy().view(), *chords,
+                                     call.tool_name(), *text)) {
+    return call.fail(*no);
+  }
   auto all = held_together(*chords);
   if (!all) return call.fail(all.err().message);
   std::string label = "held " + std::string(*text) + " for " + number_text(*duration) + "s";

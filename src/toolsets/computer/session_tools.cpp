@@ -63,6 +63,20 @@ std::string granted_json(const session_grants& g) {
   return out;
 }
 
+std::optional<std::string> system_combo_refusal(const session_grants& g, const grant_view& view,
+                                                const std::vector<key_chord>& chords,
+                                                std::string_view tool, std::string_view text) {
+  if (view.mode != grants_mode::enforce || g.system_key_combos) return std::nullopt;
+  for (const key_chord& c : chords) {
+    if (!is_system_combo(c)) continue;
+    return str_cat(tool, " \"", text.substr(0, 128),
+                   "\" was refused: it is a system key combo, which needs the systemKeyCombos "
+                   "grant while grants are enforced (CU_GRANTS=enforce); call request_access "
+                   "with systemKeyCombos: true first");
+  }
+  return std::nullopt;
+}
+
 void handle_request_access(tool_call& call) {
   auto apps = arg_string_list(call.args, "apps");
   if (!apps) return call.fail(apps.err().message);

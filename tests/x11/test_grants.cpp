@@ -1,0 +1,391 @@
+// Enforced grants and input (docs/grants.md): with CU_GRANTS=enforce, the
+// pointer and keyboard reach only windows of the applications request_access
+// granted. Two real xterms side by side, "granted" and "other", each running
+// a script that turns on xterm's any-event mouse tracking and copies what the
+// terminal sends (keys as typed, every press, release and motion as
+// ESC [ M b x y) to a file: what a window received is read from its own
+// output, not from the server's answers. Each case runs without a window
+// manager and under openbox.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/harness.h"
+#include "support/session_probe.h"
+#include "support/tool_calls.h"
+
+using namespace cu::test;
+
+namespace {
+
+// What an xterm in mouse tracking mode sent: a mouse report's button byte
+// minus 32 (0-2 press, 3 release, +32 motion, +64 wheel), or a key's byte.
+struct sent {
+  bool mouse = false;
+  int code = 0;
+};
+
+std::vector<sent> parse_sent(const std::string& bytes) {
+  std::vector<sent> out;
+  for (size_t i = 0; i < bytes.size();) {
+    if (bytes.compare(i, 3, "\x1b[M") == 0 && i + 6 <= bytes.size()) {
+      out.push_back({true, static_cast<unsigned char>(bytes[i + 3]) - 32});
+      i += 6;
+    } else {
+      out.push_back({false, static_cast<unsigned char>(bytes[i])});
+      ++i;
+    }
+  }
+  return out;
+}
+
+int presses(const std::vector<sent>& s) {
+  int n = 0;
+  for (const sent& e : s) n += e.mouse && e.code >= 0 && e.code <= 2 ? 1 : 0;
+  return n;
+}
+
+int releases(const std::vector<sent>& s) {
+  int n = 0;
+  for (const sent& e : s) n += e.mouse && e.code == 3 ? 1 : 0;
+  return n;
+}
+
+std::string keys_of(const std::vector<sent>& s) {
+  std::string out;
+  for (const sent& e : s) {
+    if (!e.mouse) out += char(e.code);
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_dir() {
+  char tmpl[] = "/tmp/cu-grants-XXXXXX";
+  char* d = mkdtemp(tmpl);
+  REQUIRE(d != nullptr);
+  return d;
+}
+
+// An xterm named (WM_CLASS instance and title) name at x, y whose terminal
+// reports everything its window receives into a file.
+class recording_xterm {
+ public:
+  recording_xterm(x_observer& obs, const std::string& display, const std::string& name, int x,
+                  int y)
+      : dir_(temp_dir()), out_(dir_ + "/out") {
+    const std::string ready = dir_ + "/ready";
+    // Any-event tracking (DECSET 1003) in raw mode: every key, press,
+    // release and motion reaches cat as bytes at once.
+    const std::string script = "printf '\\033[?1003h'; stty raw -echo; touch '" + ready +
+                               "'; exec cat > '" + out_ + "'";
+    program_.emplace(std::vector<std::string>{"xterm", "-name", name, "-title", name,
+                                              "-geometry", "60x12+" + std::to_string(x) + "+" +
+                                                               std::to_string(y),
+                                              "-e", "sh", "-c", script},
+                     display);
+    wait_until([&] { return access(ready.c_str(), F_OK) == 0; }, "the xterm's script");
+    wait_until([&] { return (window_ = obs.client_named(name)) != XCB_NONE; }, "the xterm's window");
+    // The script's printf reached xterm before ready was made; a round
+    // trip through it (its window's geometry) is not needed for that.
+  }
+  ~recording_xterm() {
+    program_.reset();
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    (void)!system(cmd.c_str());
+  }
+
+  xcb_window_t window() const { return window_; }
+  std::vector<sent> received() const { return parse_sent(read_file(out_)); }
+  // Waits until the terminal has sent what pred looks for.
+  template <class F>
+  void wait_for(F pred, const char* what) const {
+    wait_until([&] { return pred(received()); }, what);
+  }
+
+ private:
+  std::string dir_, out_;
+  std::optional<background_program> program_;
+  xcb_window_t window_ = XCB_NONE;
+};
+
+// The centre of a window's own area, in root pixels (the screen is
+// 1366x768: image and root pixels are the same).
+std::string centre_of(x_observer& obs, xcb_window_t w) {
+  const area a = x_area(obs, w);
+  return "[" + std::to_string(a.x + a.w / 2) + "," + std::to_string(a.y + a.h / 2) + "]";
+}
+
+std::pair<int, int> pointer_at(x_observer& obs) {
+  auto* c = obs.connection();
+  xcb_query_pointer_reply_t* q = xcb_query_pointer_reply(c, xcb_query_pointer(c, obs.root()), nullptr);
+  REQUIRE(q != nullptr);
+  std::pair<int, int> p{q->root_x, q->root_y};
+  free(q);
+  return p;
+}
+
+// No key is down on the display and no button is pressed.
+void check_nothing_held(x_observer& obs) {
+  auto* c = obs.connection();
+  xcb_query_pointer_reply_t* q = xcb_query_pointer_reply(c, xcb_query_pointer(c, obs.root()), nullptr);
+  REQUIRE(q != nullptr);
+  CHECK((q->mask & 0x1f00) == 0);
+  free(q);
+  xcb_query_keymap_reply_t* k = xcb_query_keymap_reply(c, xcb_query_keymap(c), nullptr);
+  REQUIRE(k != nullptr);
+  for (uint8_t b : k->keys) CHECK(b == 0);
+  free(k);
+}
+
+// The scene: a 1366x768 screen, openbox or no manager, the two xterms.
+struct scene {
+  explicit scene(bool with_wm) : x(1366, 768), obs(x.display()) {
+    if (with_wm) start_openbox(obs, wm, x.display());
+    granted.emplace(obs, x.display(), "granted", 40, 60);
+    other.emplace(obs, x.display(), "other", 700, 60);
+  }
+  xvfb x;
+  x_observer obs;
+  std::optional<background_program> wm;
+  std::optional<recording_xterm> granted, other;
+};
+
+const std::map<std::string, std::string> kEnforce = {{"CU_GRANTS", "enforce"}};
+
+// A coordinate session, so clicks have an image to refer to.
+void start(server_process& s) { ok_call(s, "screenshot"); }
+
+void grant(server_process& s, const std::string& apps_json) {
+  ok_call(s, "request_access", R"({"apps":)" + apps_json + R"(,"reason":"test"})");
+}
+
+// Grants other, clicks it and waits for that click to reach it: everything
+// the server sent before has reached the xterm by then.
+void barrier_click(scene& sc, server_process& s) {
+  grant(s, R"(["granted","other"])");
+  ok_call(s, "left_click", R"({"coordinate":)" + centre_of(sc.obs, sc.other->window()) + "}");
+  sc.other->wait_for([](const std::vector<sent>& r) { return releases(r) >= 1; },
+                     "the barrier click to reach the other xterm");
+}
+
+}  // namespace
+
+TEST_CASE("pointer input on a window not granted is refused with nothing pressed, and none reaches it") {
+  const bool with_wm = GENERATE(false, true);
+  INFO((with_wm ? "under openbox" : "without a window manager"));
+  scene sc(with_wm);
+  server_process s(sc.x.display(), kEnforce);
+  start(s);
+  const json_ptr access =
+      ok_call(s, "request_access", R"({"apps":["granted"],"reason":"test"})");
+  CHECK(contains(text_of(*access), R"("grantedApplications":["granted"])"));
+  CHECK(contains(text_of(*access), R"("screenshotFiltering":true)"));
+
+  const std::string other = centre_of(sc.obs, sc.other->window());
+  const std::string granted = centre_of(sc.obs, sc.granted->window());
+  const auto pointer_before = pointer_at(sc.obs);
+  for (const char* tool : {"left_click", "right_click", "middle_click", "double_click",
+                           "triple_click", "mouse_move", "left_mouse_down"}) {
+    INFO(tool);
+    const std::string text = error_text(s, tool, R"({"coordinate":)" + other + "}");
+    CHECK(contains(text, "was refused"));
+    CHECK(contains(text, R"(a window of "other", which is not granted)"));
+    CHECK(contains(text, R"(request_access with apps ["other"])"));
+    CHECK(pointer_at(sc.obs) == pointer_before);
+    check_nothing_held(sc.obs);
+  }
+  CHECK(contains(error_text(s, "scroll",
+                            R"({"coordinate":)" + other +
+                                R"(,"scroll_direction":"down","scroll_amount":3})"),
+                 "the scroll was refused"));
+  CHECK(contains(error_text(s, "left_click_drag",
+                            R"({"start_coordinate":)" + granted + R"(,"coordinate":)" + other + "}"),
+                 "the drag's end was refused"));
+  CHECK(contains(error_text(s, "left_click_drag",
+                            R"({"start_coordinate":)" + other + R"(,"coordinate":)" + granted + "}"),
+                 "the drag's start was refused"));
+  CHECK(pointer_at(sc.obs) == pointer_before);
+  check_nothing_held(sc.obs);
+
+  // The granted one takes a click.
+  ok_call(s, "left_click", R"({"coordinate":)" + granted + "}");
+  sc.granted->wait_for([](const std::vector<sent>& r) { return releases(r) >= 1; },
+                       "the click to reach the granted xterm");
+  // A left_mouse_up moved onto the other window releases where it is, and is refused.
+  ok_call(s, "left_mouse_down", R"({"coordinate":)" + granted + "}");
+  CHECK(contains(error_text(s, "left_mouse_up", R"({"coordinate":)" + other + "}"),
+                 "the release was refused"));
+  check_nothing_held(sc.obs);
+
+  barrier_click(sc, s);
+  const std::vector<sent> got = sc.other->received();
+  INFO("the other xterm received " << got.size() << " reports");
+  CHECK(presses(got) == 1);
+  CHECK(releases(got) == 1);
+  CHECK(keys_of(got).empty());
+  const std::vector<sent> mine = sc.granted->received();
+  CHECK(presses(mine) == 2);
+  CHECK(releases(mine) == 2);
+}
+
+TEST_CASE("keys and typing are refused while the focus is on a window not granted") {
+  const bool with_wm = GENERATE(false, true);
+  INFO((with_wm ? "under openbox" : "without a window manager"));
+  scene sc(with_wm);
+  server_process s(sc.x.display(), kEnforce);
+  start(s);
+  grant(s, R"(["granted"])");
+
+  sc.obs.set_input_focus(sc.other->window());
+  for (auto [tool, args] : std::vector<std::pair<const char*, const char*>>{
+           {"type", R"({"text":"abc"})"},
+           {"key", R"({"text":"a"})"},
+           {"hold_key", R"({"text":"a","duration":0.1})"}}) {
+    INFO(tool);
+    const std::string text = error_text(s, tool, args);
+    CHECK(contains(text, R"(the keyboard focus is on a window of "other")"));
+    CHECK(contains(text, R"(request_access with apps ["other"])"));
+    check_nothing_held(sc.obs);
+  }
+
+  sc.obs.set_input_focus(sc.granted->window());
+  ok_call(s, "type", R"({"text":"hi"})");
+  sc.granted->wait_for([](const std::vector<sent>& r) { return keys_of(r) == "hi"; },
+                       "the granted xterm to get the typing");
+
+  // The barrier: other granted and typed into; what it got before is nothing.
+  grant(s, R"(["other"])");
+  sc.obs.set_input_focus(sc.other->window());
+  ok_call(s, "type", R"({"text":"Z"})");
+  sc.other->wait_for([](const std::vector<sent>& r) { return !keys_of(r).empty(); },
+                     "the other xterm to get the barrier's typing");
+  CHECK(keys_of(sc.other->received()) == "Z");
+}
+
+TEST_CASE("system key combos need the systemKeyCombos grant while grants are enforced") {
+  scene sc(false);
+  server_process s(sc.x.display(), kEnforce);
+  start(s);
+  grant(s, R"(["granted"])");
+  sc.obs.set_input_focus(sc.granted->window());
+  for (const char* combo : {"alt+tab", "super", "super+e", "ctrl+alt+t", "alt+F4", "ctrl+Escape",
+                            "Print", "ctrl+alt+Delete"}) {
+    INFO(combo);
+    const std::string text =
+        error_text(s, "key", std::string(R"({"text":")") + combo + R"("})");
+    CHECK(contains(text, "system key combo"));
+    CHECK(contains(text, "systemKeyCombos: true"));
+    // A click holding one, and a hold of one, alike.
+    CHECK(contains(error_text(s, "hold_key",
+                              std::string(R"({"text":")") + combo + R"(","duration":0.1})"),
+                   "systemKeyCombos"));
+  }
+  CHECK(contains(error_text(s, "left_click",
+                            R"({"coordinate":)" + centre_of(sc.obs, sc.granted->window()) +
+                                R"(,"text":"super"})"),
+                 "systemKeyCombos"));
+  check_nothing_held(sc.obs);
+  // Ordinary chords are not system combos.
+  ok_call(s, "key", R"({"text":"ctrl+a shift+Tab alt+b"})");
+  ok_call(s, "request_access", R"({"apps":[],"reason":"test","systemKeyCombos":true})");
+  ok_call(s, "key", R"({"text":"ctrl+alt+u"})");
+  check_nothing_held(sc.obs);
+  sc.granted->wait_for([](const std::vector<sent>& r) { return keys_of(r).size() >= 4; },
+                       "the granted xterm to get the keys");
+}
+
+TEST_CASE("a batch stops at the step a grant refuses, and the steps after it never run") {
+  const bool with_wm = GENERATE(false, true);
+  INFO((with_wm ? "under openbox" : "without a window manager"));
+  scene sc(with_wm);
+  server_process s(sc.x.display(), kEnforce);
+  start(s);
+  grant(s, R"(["granted"])");
+  const std::string granted = centre_of(sc.obs, sc.granted->window());
+  const std::string other = centre_of(sc.obs, sc.other->window());
+  const json_ptr r = s.call_tool(
+      "computer_batch",
+      R"({"actions":[{"name":"left_click","arguments":{"coordinate":)" + granted +
+          R"(}},{"name":"left_click","arguments":{"coordinate":)" + other +
+          R"(}},{"name":"left_click","arguments":{"coordinate":)" + granted + R"(}}]})");
+  INFO(r->text.substr(0, 1500));
+  REQUIRE(is_error(*r));
+  CHECK(contains(text_of(*r), R"("succeeded":1,"failed":1,"skipped":1,"stopped_at":1)"));
+  CHECK(contains(r->text, R"(a window of \"other\", which is not granted)"));
+  barrier_click(sc, s);
+  CHECK(presses(sc.other->received()) == 1);
+  CHECK(presses(sc.granted->received()) == 1);
+}
+
+TEST_CASE("the operator's deny list beats request_access, enforcing or not") {
+  const bool enforce = GENERATE(false, true);
+  INFO((enforce ? "CU_GRANTS=enforce" : "CU_GRANTS=open"));
+  scene sc(false);
+  std::map<std::string, std::string> env = {{"CU_DENY_APPS", " Other ,keepassxc"}};
+  if (enforce) env["CU_GRANTS"] = "enforce";
+  server_process s(sc.x.display(), env);
+  start(s);
+  const json_ptr access =
+      ok_call(s, "request_access", R"({"apps":["granted","other"],"reason":"test"})");
+  CHECK(contains(text_of(*access), R"("grantedApplications":["granted"])"));
+  CHECK(contains(text_of(*access), R"("deniedApplications":["other"])"));
+  CHECK(contains(text_of(*access), R"("screenshotFiltering":true)"));
+  const std::string text = error_text(
+      s, "left_click", R"({"coordinate":)" + centre_of(sc.obs, sc.other->window()) + "}");
+  CHECK(contains(text, "CU_DENY_APPS"));
+  ok_call(s, "left_click", R"({"coordinate":)" + centre_of(sc.obs, sc.granted->window()) + "}");
+  sc.granted->wait_for([](const std::vector<sent>& r) { return releases(r) >= 1; },
+                       "the click to reach the granted xterm");
+  CHECK(presses(sc.other->received()) == 0);
+}
+
+TEST_CASE("the desktop takes input when enforcing unless CU_GRANTS_DESKTOP=deny") {
+  scene sc(false);
+  // The screen's lower part holds no window: the root is there.
+  {
+    server_process s(sc.x.display(), kEnforce);
+    start(s);
+    ok_call(s, "left_click", R"({"coordinate":[600,700]})");
+  }
+  server_process s(sc.x.display(), {{"CU_GRANTS", "enforce"}, {"CU_GRANTS_DESKTOP", "deny"}});
+  start(s);
+  CHECK(contains(error_text(s, "left_click", R"({"coordinate":[600,700]})"),
+                 "its point is on the desktop"));
+  check_nothing_held(sc.obs);
+}
+
+TEST_CASE("open grants, the default, refuse nothing") {
+  scene sc(false);
+  server_process s(sc.x.display());
+  start(s);
+  const json_ptr access = ok_call(s, "request_access", R"({"apps":[],"reason":"test"})");
+  CHECK(contains(text_of(*access), R"("screenshotFiltering":false)"));
+  ok_call(s, "left_click", R"({"coordinate":)" + centre_of(sc.obs, sc.other->window()) + "}");
+  sc.other->wait_for([](const std::vector<sent>& r) { return releases(r) >= 1; },
+                     "the click to reach the other xterm");
+}
+
+TEST_CASE("a CU_GRANTS the server does not know stops it at start rather than run open") {
+  xvfb x(640, 480);
+  for (const char* var : {"CU_GRANTS", "CU_GRANTS_DESKTOP"}) {
+    INFO(var);
+    server_process s(x.display(), {{var, "enforced"}});
+    s.expect_exit_status(2);
+    REQUIRE(s.wait_exit() == 2);
+    CHECK(contains(s.stderr_text(), std::string(var) + "=\"enforced\""));
+  }
+}
