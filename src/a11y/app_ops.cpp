@@ -12,6 +12,7 @@
 #include "core/json_writer.h"
 #include "util/ascii.h"
 #include "util/str_cat.h"
+#include "x11/app_identity.h"
 
 namespace cu {
 
@@ -104,6 +105,16 @@ std::optional<tool_result> fail_app(const a11y_control& c, const std::string& na
     c.memory->hung.push_back(std::move(h));
   }
   return fail(e);
+}
+
+// The grants' refusal of the job on app, or nothing when they allow it.
+std::optional<tool_result> refuse_app(const a11y_grant_check& g, const a11y_app& app) {
+  if (!g.view || !g.view->filtering()) return std::nullopt;
+  const app_identity who = process_identity(uint32_t(std::max(app.pid, 0)), app.name);
+  const grant_view::verdict v = g.view->judge(who);
+  if (v == grant_view::verdict::allowed) return std::nullopt;
+  return tool_result::failure(g.view->refusal(
+      g.doing, str_cat("the accessible application (pid ", std::to_string(app.pid), ")"), who, v));
 }
 
 bool has_state(const a11y_element& e, std::string_view s) {
@@ -614,12 +625,14 @@ result<uint32_t> focus_app_window(const app_ref& app, const a11y_control& c, bus
 
 class element_job final : public a11y_op {
  public:
-  element_job(std::string app, element_request req, std::shared_ptr<a11y_outcome> out)
-      : app_(std::move(app)), req_(std::move(req)), out_(std::move(out)) {}
+  element_job(std::string app, element_request req, std::shared_ptr<a11y_outcome> out,
+              a11y_grant_check grants)
+      : app_(std::move(app)), req_(std::move(req)), out_(std::move(out)), grants_(std::move(grants)) {}
 
   std::optional<tool_result> run(const a11y_control& c) override {
     auto app = find_app(app_, c);
     if (!app) return fail_app(c, app_, nullptr, app.err());
+    if (auto refused = refuse_app(grants_, app->facts)) return refused;
     out_->app = app->facts;
     bus_calls calls(c);
     auto e = resolve(*app, req_.index, c, calls);
@@ -684,6 +697,7 @@ class element_job final : public a11y_op {
   std::string app_;
   element_request req_;
   std::shared_ptr<a11y_outcome> out_;
+  a11y_grant_check grants_;
 };
 
 // The element a mark named, found again by role and name in its
@@ -692,14 +706,16 @@ class element_job final : public a11y_op {
 // does not need the pointer.
 class press_by_name_job final : public a11y_op {
  public:
-  press_by_name_job(a11y_press_by_name want, std::shared_ptr<a11y_outcome> out)
-      : want_(std::move(want)), out_(std::move(out)) {
+  press_by_name_job(a11y_press_by_name want, std::shared_ptr<a11y_outcome> out,
+                    a11y_grant_check grants)
+      : want_(std::move(want)), out_(std::move(out)), grants_(std::move(grants)) {
     app = std::to_string(want_.pid);
   }
 
   std::optional<tool_result> run(const a11y_control& c) override {
     auto found = find_app(app, c);
     if (!found) return fail_app(c, app, nullptr, found.err());
+    if (auto refused = refuse_app(grants_, found->facts)) return refused;
     out_->app = found->facts;
     walk_limits limits;
     // A mark's name is the element's whole name: compared whole.
@@ -752,6 +768,7 @@ class press_by_name_job final : public a11y_op {
  private:
   a11y_press_by_name want_;
   std::shared_ptr<a11y_outcome> out_;
+  a11y_grant_check grants_;
 };
 
 // The focused element of app, looked for among what is showing.
@@ -791,12 +808,14 @@ result<gobj<AtspiAccessible>> find_focused(AtspiAccessible* node, int depth, bus
 
 class keyboard_job final : public a11y_op {
  public:
-  keyboard_job(std::string app, std::optional<std::string> text, std::shared_ptr<a11y_outcome> out)
-      : app_(std::move(app)), text_(std::move(text)), out_(std::move(out)) {}
+  keyboard_job(std::string app, std::optional<std::string> text, std::shared_ptr<a11y_outcome> out,
+               a11y_grant_check grants)
+      : app_(std::move(app)), text_(std::move(text)), out_(std::move(out)), grants_(std::move(grants)) {}
 
   std::optional<tool_result> run(const a11y_control& c) override {
     auto app = find_app(app_, c);
     if (!app) return fail_app(c, app_, nullptr, app.err());
+    if (auto refused = refuse_app(grants_, app->facts)) return refused;
     out_->app = app->facts;
     bus_calls calls(c);
     if (text_) {
@@ -891,34 +910,59 @@ class keyboard_job final : public a11y_op {
   std::string app_;
   std::optional<std::string> text_;
   std::shared_ptr<a11y_outcome> out_;
+  a11y_grant_check grants_;
 };
 
 }  // namespace
 
-std::unique_ptr<a11y_op> make_list_apps() {
-  return std::make_unique<function_job>([](const a11y_control& c) -> std::optional<tool_result> {
+std::unique_ptr<a11y_op> make_list_apps(std::shared_ptr<const grant_view> view) {
+  return std::make_unique<function_job>([view](const a11y_control& c) -> std::optional<tool_result> {
     auto apps = read_apps(c);
     if (!apps) return fail(apps.err());
     std::string json;
-  json_writer j(json);
+    json_writer j(json);
     j.begin_object().key("apps").begin_array();
     for (const a11y_app& a : *apps) {
+      // Listed, so that a model knows what to ask request_access for, but
+      // what its windows say (their titles) is withheld.
+      std::optional<bool> granted;
+      if (view && view->filtering()) {
+        granted = view->allows(process_identity(uint32_t(std::max(a.pid, 0)), a.name));
+      }
       j.begin_object().key("name").string(a.name).key("pid").number(int64_t(a.pid));
       j.key("bus_name").string(a.bus_name).key("windows").begin_array();
-      for (const std::string& w : a.windows) j.string(w);
-      j.end_array().key("answering").boolean(a.answered).end_object();
+      if (granted.value_or(true)) {
+        for (const std::string& w : a.windows) j.string(w);
+      }
+      j.end_array().key("answering").boolean(a.answered);
+      if (granted) j.key("granted").boolean(*granted);
+      j.end_object();
     }
     j.end_array().end_object();
     return tool_result::json(std::move(json));
   });
 }
 
-std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
-                                            std::shared_ptr<a11y_app_state> out) {
+std::unique_ptr<a11y_op> make_app_check(std::string app, a11y_grant_check grants) {
   auto job = std::make_unique<function_job>(
-      [app, limits, out](const a11y_control& c) -> std::optional<tool_result> {
+      [app, grants](const a11y_control& c) -> std::optional<tool_result> {
         auto found = find_app(app, c);
         if (!found) return fail_app(c, app, nullptr, found.err());
+        if (auto refused = refuse_app(grants, found->facts)) return refused;
+        return tool_result::text("");
+      });
+  job->app = std::move(app);
+  return job;
+}
+
+std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
+                                            std::shared_ptr<a11y_app_state> out,
+                                            a11y_grant_check grants) {
+  auto job = std::make_unique<function_job>(
+      [app, limits, out, grants](const a11y_control& c) -> std::optional<tool_result> {
+        auto found = find_app(app, c);
+        if (!found) return fail_app(c, app, nullptr, found.err());
+        if (auto refused = refuse_app(grants, found->facts)) return refused;
         a11y_snapshot snap;
         snap.max_text = limits.max_text;
         auto tree = walk_tree(found->obj.get(), limits, c, &snap.objects);
@@ -955,20 +999,23 @@ std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
 }
 
 std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
-                                          std::shared_ptr<a11y_outcome> out) {
-  auto job = std::make_unique<element_job>(app, std::move(req), std::move(out));
+                                          std::shared_ptr<a11y_outcome> out,
+                                          a11y_grant_check grants) {
+  auto job = std::make_unique<element_job>(app, std::move(req), std::move(out), std::move(grants));
   job->app = std::move(app);
   return job;
 }
 
 std::unique_ptr<a11y_op> make_press_by_name(a11y_press_by_name want,
-                                            std::shared_ptr<a11y_outcome> out) {
-  return std::make_unique<press_by_name_job>(std::move(want), std::move(out));
+                                            std::shared_ptr<a11y_outcome> out,
+                                            a11y_grant_check grants) {
+  return std::make_unique<press_by_name_job>(std::move(want), std::move(out), std::move(grants));
 }
 
 std::unique_ptr<a11y_op> make_keyboard_job(std::string app, std::optional<std::string> text,
-                                           std::shared_ptr<a11y_outcome> out) {
-  auto job = std::make_unique<keyboard_job>(app, std::move(text), std::move(out));
+                                           std::shared_ptr<a11y_outcome> out,
+                                           a11y_grant_check grants) {
+  auto job = std::make_unique<keyboard_job>(app, std::move(text), std::move(out), std::move(grants));
   job->app = std::move(app);
   return job;
 }

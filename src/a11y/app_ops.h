@@ -20,6 +20,7 @@
 #include "a11y/a11y_op.h"
 #include "a11y/app_window.h"
 #include "a11y/element.h"
+#include "core/grant_policy.h"
 
 namespace cu {
 
@@ -58,6 +59,16 @@ struct a11y_outcome {
   std::string note;
 };
 
+// The grants a job judges its application by once it has found it, before
+// it reads or does anything more (docs/grants.md, "Toolsets"): the view
+// (null: nothing is enforced) and what a refusal calls the job ("click").
+// An application is judged by its name on the bus and its process
+// (x11/app_identity.h's process_identity).
+struct a11y_grant_check {
+  std::shared_ptr<const grant_view> view;
+  std::string doing;
+};
+
 // The state a snapshot keeps on the a11y thread; made and destroyed there.
 struct a11y_memory;
 std::shared_ptr<a11y_memory> make_a11y_memory();
@@ -71,12 +82,19 @@ constexpr std::chrono::milliseconds kHungMemory{10000};
 // pid timed out within kHungMemory. Nothing: it may be asked.
 std::optional<error> refuse_hung(a11y_memory& m, const std::string& app);
 
-// list_apps: the answer itself.
-std::unique_ptr<a11y_op> make_list_apps();
+// list_apps: the answer itself. Applications view does not allow are
+// listed with their windows' titles withheld and "granted": false.
+std::unique_ptr<a11y_op> make_list_apps(std::shared_ptr<const grant_view> view = nullptr);
+
+// Only the check: finds app and answers an empty success when grants
+// allow it, their refusal otherwise (a11y drag, which acts through the
+// input actor alone).
+std::unique_ptr<a11y_op> make_app_check(std::string app, a11y_grant_check grants);
 
 // get_app_state: fills *out and answers an empty success, or fails.
 std::unique_ptr<a11y_op> make_get_app_state(std::string app, walk_limits limits,
-                                            std::shared_ptr<a11y_app_state> out);
+                                            std::shared_ptr<a11y_app_state> out,
+                                            a11y_grant_check grants = {});
 
 // What an element job does with the element.
 struct element_request {
@@ -101,7 +119,8 @@ struct element_request {
 // value longer than req.max_typed characters is refused there instead,
 // before anything is focused.
 std::unique_ptr<a11y_op> make_element_job(std::string app, element_request req,
-                                          std::shared_ptr<a11y_outcome> out);
+                                          std::shared_ptr<a11y_outcome> out,
+                                          a11y_grant_check grants = {});
 
 // What acting by mark asks when the pointer cannot reach an accessibility
 // element's mark: the element of this role and name in the application of
@@ -116,13 +135,15 @@ struct a11y_press_by_name {
   rect frame;
 };
 std::unique_ptr<a11y_op> make_press_by_name(a11y_press_by_name want,
-                                            std::shared_ptr<a11y_outcome> out);
+                                            std::shared_ptr<a11y_outcome> out,
+                                            a11y_grant_check grants = {});
 
 // type_text (text set) and press_key (text empty): text goes into app's
 // focused editable text element when it has one; otherwise app's window
 // is given the keyboard focus and out->method is "keyboard" for the loop
 // to send the keys.
 std::unique_ptr<a11y_op> make_keyboard_job(std::string app, std::optional<std::string> text,
-                                           std::shared_ptr<a11y_outcome> out);
+                                           std::shared_ptr<a11y_outcome> out,
+                                           a11y_grant_check grants = {});
 
 }  // namespace cu

@@ -8,6 +8,7 @@
 #include "a11y/atspi_util.h"
 #include "util/log.h"
 #include "vision/phrase.h"
+#include "x11/app_identity.h"
 #include "x11/window_control.h"
 
 namespace cu {
@@ -158,6 +159,16 @@ class text_search final : public a11y_op {
   }
 
  private:
+  // Whether the grants let the agent see what window w's application shows.
+  bool allowed(const window_info& w) const {
+    if (!io_->view || !io_->view->filtering()) return true;
+    app_identity a = process_identity(w.pid, w.instance);
+    a.cls = w.cls;
+    a.window = w.id;
+    if (a.what == app_identity::kind::unknown && !a.cls.empty()) a.what = app_identity::kind::app;
+    return io_->view->allows(a);
+  }
+
   status search(const a11y_control& c) {
     if (c.windows == nullptr) return make_error(errc::a11y_unavailable, "no X connection");
     auto stack = c.windows->shown_clients();
@@ -172,6 +183,7 @@ class text_search final : public a11y_op {
       }
       only_pid = int(w->info.pid);
       io_->origin = point{w->device.x, w->device.y};
+      if (!allowed(w->info)) return {};
       stack->clear();
     }
     area_ = rect{io_->origin.x + io_->area.x, io_->origin.y + io_->area.y, io_->area.w,
@@ -198,14 +210,18 @@ class text_search final : public a11y_op {
         if (auto x = skip(calls, err); !x) return x;
         continue;
       }
-      // Only applications with a window on the screen where we look.
+      // Only applications with a window on the screen where we look, and
+      // that the grants allow: one window of its process the view does
+      // not allow keeps the whole process out.
       bool shown = only_pid != 0 && pid == only_pid;
+      bool kept_out = false;
       for (const window_details& w : *stack) {
-        if (pid > 0 && w.info.pid == uint32_t(pid) && intersect(w.device, area_).w > 0) {
-          shown = true;
+        if (pid > 0 && w.info.pid == uint32_t(pid)) {
+          if (intersect(w.device, area_).w > 0) shown = true;
+          if (!allowed(w.info)) kept_out = true;
         }
       }
-      if (!shown) continue;
+      if (!shown || kept_out) continue;
       if (auto x = search_app(app.get(), pid, *stack, calls, whole, part); !x) return x;
     }
     auto order = [](const a11y_text_hit& a, const a11y_text_hit& b) {

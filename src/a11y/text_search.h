@@ -18,6 +18,7 @@
 
 #include "a11y/a11y_op.h"
 #include "core/geometry.h"
+#include "core/grant_policy.h"
 
 namespace cu {
 
@@ -50,6 +51,10 @@ struct a11y_text_search {
   uint32_t window = 0;
   // Where area's 0, 0 is on the root window.
   point origin;
+  // The grants (docs/grants.md): applications this view does not allow
+  // are not searched, judged by their window's WM_CLASS and their process.
+  // Null: every application is.
+  std::shared_ptr<const grant_view> view;
   // Found: whole-word matches first, each group top to bottom, then left
   // to right.
   std::vector<a11y_text_hit> hits;

@@ -111,7 +111,8 @@ bool desktop::ensure_connected(std::string* why) {
     report(screen_report{false, root_size_, conn_generation_});
   }
   clipboard_.attach(conn, &atoms_, window_);
-  ctx_ = desktop_context{conn, root_, window_, &atoms_, &clipboard_, display_};
+  apps_.emplace(conn, root_);
+  ctx_ = desktop_context{conn, root_, window_, &atoms_, &clipboard_, display_, &*apps_};
   return true;
 }
 
@@ -122,8 +123,9 @@ void desktop::drop_connection() {
     generations_.lost(conn_generation_);
     report(screen_report{true, {}, conn_generation_});
   }
-  conn_.reset();
   ctx_ = desktop_context{};
+  apps_.reset();
+  conn_.reset();
   for (running& r : ops_) {
     if (r.started) {
       finish(r, desktop_result{

@@ -31,6 +31,7 @@
 #include "desktop/desktop_op.h"
 #include "core/generation.h"
 #include "desktop/clipboard.h"
+#include "x11/app_identity.h"
 
 namespace cu {
 
@@ -88,6 +89,9 @@ class desktop {
   xcb_window_t root_ = XCB_NONE;
   xcb_window_t window_ = XCB_NONE;
   clipboard_owner clipboard_;
+  // Which application a window belongs to, for the grants; made with the
+  // connection.
+  std::optional<app_identifier> apps_;
   desktop_context ctx_;
   std::list<running> ops_;  // In arrival order; those not started wait for their key.
   std::thread thread_;

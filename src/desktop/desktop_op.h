@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/geometry.h"
+#include "core/grant_policy.h"
 #include "core/tool_result.h"
 #include "util/seconds_text.h"
 #include "x11/atoms.h"
@@ -23,6 +24,7 @@
 
 namespace cu {
 
+class app_identifier;
 class clipboard_owner;
 using desktop_clock = std::chrono::steady_clock;
 
@@ -45,7 +47,23 @@ struct desktop_context {
   const x11_atoms* atoms = nullptr;
   clipboard_owner* clipboard = nullptr;
   std::string display;
+  app_identifier* apps = nullptr;  // Which application a window is (the grants).
 };
+
+// The grants as the windows toolset and open_application apply them
+// (docs/grants.md): a view (null: nothing is enforced) and what the
+// window-changing operations do with it. Each operation judges its window
+// when it starts, before it sends anything.
+using view_ptr = std::shared_ptr<const grant_view>;
+// Whether view lets the agent touch window w (a client window): always
+// without a view or when the view filters nothing; a window whose
+// identity cannot be read (gone meanwhile) is judged as one that names no
+// application.
+bool window_allowed(desktop_context& d, const view_ptr& view, xcb_window_t w);
+// A refusal of doing on w, whole (grant_view::refusal), or nothing when
+// the view allows w.
+std::optional<desktop_result> refuse_window(desktop_context& d, const view_ptr& view,
+                                            xcb_window_t w, std::string_view doing);
 
 class desktop_op {
  public:
@@ -73,7 +91,9 @@ std::unique_ptr<desktop_op> make_clipboard_read();
 std::unique_ptr<desktop_op> make_clipboard_write(std::string text, size_t characters);
 
 // open_application.cpp and switch_display.cpp
-std::unique_ptr<desktop_op> make_open_application(std::string app);
+// With a view, the window it would focus is judged by it first (the
+// name itself is judged by the handler, before anything starts).
+std::unique_ptr<desktop_op> make_open_application(std::string app, view_ptr view = nullptr);
 // current_area: the area in use now (nothing: the whole screen).
 std::unique_ptr<desktop_op> make_switch_display(std::string requested,
                                                 std::optional<rect> current_area);
@@ -81,18 +101,21 @@ std::unique_ptr<desktop_op> make_switch_display(std::string requested,
 // window_ops.cpp: the windows toolset. session and area: the coordinate
 // session and display area image-space geometry refers to (none: what a
 // screenshot would establish now). max_windows: the most windows listed
-// (the focused one, then the topmost).
+// (the focused one, then the topmost). view: the windows of applications
+// it does not allow are listed with their title withheld and "granted":
+// false, and app and title filters do not look at their titles; the
+// changing operations below refuse them, sending nothing.
 std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
                                               int max_windows,
                                               std::optional<coord_session> session,
-                                              std::optional<rect> area);
+                                              std::optional<rect> area, view_ptr view);
 // The topmost application window at an image-space point (x, y) of the
 // session, with its frame; none when only the desktop is there.
 std::unique_ptr<desktop_op> make_window_at(double x, double y,
                                            std::optional<coord_session> session,
-                                           std::optional<rect> area);
+                                           std::optional<rect> area, view_ptr view);
 // By id, or (id None) the window app names, as open_application matches.
-std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app);
+std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app, view_ptr view);
 // What set_window_geometry changes: the fields given, in image pixels of
 // the session (image_units) or in root pixels.
 struct geometry_request {
@@ -101,11 +124,11 @@ struct geometry_request {
 };
 std::unique_ptr<desktop_op> make_set_window_geometry(xcb_window_t id, geometry_request req,
                                                      std::optional<coord_session> session,
-                                                     std::optional<rect> area);
+                                                     std::optional<rect> area, view_ptr view);
 enum class window_state_change { minimized, maximized, fullscreen, above, normal };
 std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_change change,
-                                                  bool enable);
-std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force);
+                                                  bool enable, view_ptr view);
+std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force, view_ptr view);
 // A window's title bar as screenshot_marks marks it: the top of its frame,
 // in root pixels, cut to its widest piece that no window stacked above it
 // covers (none when they cover it all).
@@ -119,10 +142,16 @@ struct title_bar {
 // control windows of the same windows as well (x11/subwindows.h: an X
 // program's buttons that are windows of their own), topmost window first,
 // at most 200, each in root pixels, those whose centre a window stacked
-// above covers left out.
+// above covers left out. view: the windows of applications it does not
+// allow give neither title bars nor control windows.
 std::unique_ptr<desktop_op> make_title_bars(
     std::shared_ptr<std::vector<title_bar>> out,
-    std::shared_ptr<std::vector<control_window>> controls = nullptr);
+    std::shared_ptr<std::vector<control_window>> controls = nullptr, view_ptr view = nullptr);
+// Whether view allows the application holding the keyboard focus (the
+// gamepad's tools: a game reads the controller while it is focused):
+// an empty success, or the refusal of doing. The focus on None (keys go
+// nowhere) is refused as well: no application is known to be reading.
+std::unique_ptr<desktop_op> make_focus_allowed(view_ptr view, std::string doing);
 // area: the display switch_display chose (none: the whole screen).
 std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area);
 

@@ -63,7 +63,7 @@ std::string rejected_text(const std::string& app, const std::vector<rejected_ent
 
 class open_application final : public desktop_op {
  public:
-  explicit open_application(std::string app) : app_(std::move(app)) {}
+  open_application(std::string app, view_ptr view) : app_(std::move(app)), view_(std::move(view)) {}
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto windows = list_client_windows(d.conn, *d.atoms, d.root);
@@ -180,6 +180,17 @@ class open_application final : public desktop_op {
   }
 
   std::optional<desktop_result> activate(desktop_context& d, const window_info& w) {
+    // A name can match a window of another application (by its title), and
+    // a launched program can show one: the grants judge the window itself.
+    const std::string doing = str_cat("open_application \"", app_, "\"");
+    if (auto refused = refuse_window(d, view_, w.id, doing)) {
+      if (launched_ && !refused->result.content.empty()) {
+        refused->result.content.front().text += str_cat(
+            " (the program was started, pid ", std::to_string(pid_),
+            "; its window was not focused)");
+      }
+      return refused;
+    }
     target_ = w.id;
     auto done = activation_.start(d, w, wake_at);
     if (done) return answer(done->focused, done->note);
@@ -200,6 +211,7 @@ class open_application final : public desktop_op {
   }
 
   std::string app_;
+  view_ptr view_;
   bool launched_ = false;
   pid_t pid_ = 0;
   // The watch on the launched program; released when the operation ends.
@@ -216,8 +228,8 @@ class open_application final : public desktop_op {
 
 }  // namespace
 
-std::unique_ptr<desktop_op> make_open_application(std::string app) {
-  return std::make_unique<open_application>(std::move(app));
+std::unique_ptr<desktop_op> make_open_application(std::string app, view_ptr view) {
+  return std::make_unique<open_application>(std::move(app), std::move(view));
 }
 
 }  // namespace cu

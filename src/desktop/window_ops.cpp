@@ -15,6 +15,7 @@
 #include "desktop/activation.h"
 #include "desktop/desktop_op.h"
 #include "vision/marks.h"
+#include "x11/app_identity.h"
 #include "util/ascii.h"
 #include "util/str_cat.h"
 #include "x11/connection.h"
@@ -44,6 +45,17 @@ constexpr uint32_t kSourcePager = 2;
 
 desktop_result fail(std::string message) {
   return desktop_result{tool_result::failure(std::move(message)), {}};
+}
+
+// The application of client window w, for the grants: one that cannot be
+// read (gone meanwhile, or no identifier) names no application.
+app_identity identity_of(desktop_context& d, xcb_window_t w) {
+  if (d.apps != nullptr) {
+    if (auto a = d.apps->of_window(w)) return std::move(*a);
+  }
+  app_identity unknown;
+  unknown.window = w;
+  return unknown;
 }
 
 // The basis image-space geometry is given in: the coordinate session (a
@@ -96,31 +108,43 @@ void watch_window(desktop_context& d, xcb_window_t w) {
 
 // A window's first fields as list_windows and window_at answer them: id,
 // title, class, instance, pid, and its area in device and image pixels.
-void write_window_identity(json_writer& j, const window_details& w, const coord_session& s) {
+// granted: nothing when nothing is enforced; false withholds the title
+// (the grants keep what such a window shows from the agent).
+void write_window_identity(json_writer& j, const window_details& w, const coord_session& s,
+                           std::optional<bool> granted) {
   j.key("id").string(window_id_text(w.info.id));
-  j.key("title").string(w.info.title).key("class").string(w.info.cls);
+  j.key("title").string(granted.value_or(true) ? w.info.title : std::string());
+  j.key("class").string(w.info.cls);
   j.key("instance").string(w.info.instance).key("pid");
   if (w.info.pid != 0) j.number(int64_t(w.info.pid)); else j.null();
   j.key("device");
   write_rect(j, w.device);
   j.key("image");
   write_rect(j, device_rect_to_image(s, w.device));
+  if (granted) j.key("granted").boolean(*granted);
 }
 
 class list_windows final : public desktop_op {
  public:
   list_windows(std::string app, std::string title, int max_windows,
-               std::optional<coord_session> session, std::optional<rect> area)
+               std::optional<coord_session> session, std::optional<rect> area, view_ptr view)
       : app_(ascii_lower(app)),
         title_(ascii_lower(title)),
         max_windows_(max_windows),
         session_(session),
-        area_(area) {}
+        area_(area),
+        view_(std::move(view)) {}
 
   std::optional<desktop_result> start(desktop_context& d) override {
     std::vector<window_info> all = list_client_windows(d.conn, *d.atoms, d.root);
     std::vector<window_info> chosen;
+    const bool judging = view_ && view_->filtering();
+    std::unordered_map<xcb_window_t, bool> granted;
     for (window_info& w : all) {
+      // A withheld title is not searched either: a filter that matched it
+      // would tell what it says.
+      if (judging) granted[w.id] = window_allowed(d, view_, w.id);
+      if (judging && !granted[w.id]) w.title.clear();
       std::string title = ascii_lower(w.title);
       bool app_ok = app_.empty() || ascii_lower(w.instance).find(app_) != std::string::npos ||
                     ascii_lower(w.cls).find(app_) != std::string::npos ||
@@ -161,7 +185,9 @@ class list_windows final : public desktop_op {
       std::string e;
       json_writer j(e);
       j.begin_object();
-      write_window_identity(j, w, s);
+      std::optional<bool> is_granted;
+      if (judging) is_granted = granted[w.info.id];
+      write_window_identity(j, w, s, is_granted);
       j.key("frame_extents").begin_object().key("left").number(int64_t(w.frame.left));
       j.key("right").number(int64_t(w.frame.right)).key("top").number(int64_t(w.frame.top));
       j.key("bottom").number(int64_t(w.frame.bottom)).end_object();
@@ -216,11 +242,13 @@ class list_windows final : public desktop_op {
   int max_windows_;
   std::optional<coord_session> session_;
   std::optional<rect> area_;
+  view_ptr view_;
 };
 
 class focus_window final : public desktop_op {
  public:
-  focus_window(xcb_window_t id, std::string app) : id_(id), app_(std::move(app)) {}
+  focus_window(xcb_window_t id, std::string app, view_ptr view)
+      : id_(id), app_(std::move(app)), view_(std::move(view)) {}
 
   const char* serial_key() const override { return "windows"; }
 
@@ -237,6 +265,7 @@ class focus_window final : public desktop_op {
                             "\" (focus_window launches nothing; open_application does)"));
       }
     }
+    if (auto refused = refuse_window(d, view_, w->id, "focus_window")) return refused;
     target_ = w->id;
     if (auto done = activation_.start(d, *w, wake_at)) return answer(*done);
     return std::nullopt;
@@ -266,6 +295,7 @@ class focus_window final : public desktop_op {
 
   xcb_window_t id_;
   std::string app_;
+  view_ptr view_;
   xcb_window_t target_ = XCB_NONE;
   window_activation activation_;
 };
@@ -273,14 +303,15 @@ class focus_window final : public desktop_op {
 class set_window_geometry final : public desktop_op {
  public:
   set_window_geometry(xcb_window_t id, geometry_request req, std::optional<coord_session> session,
-                      std::optional<rect> area)
-      : id_(id), req_(req), session_(session), area_(area) {}
+                      std::optional<rect> area, view_ptr view)
+      : id_(id), req_(req), session_(session), area_(area), view_(std::move(view)) {}
 
   const char* serial_key() const override { return "windows"; }
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
     if (!w) return fail(w.err().message);
+    if (auto refused = refuse_window(d, view_, id_, "set_window_geometry")) return refused;
     s_ = basis(d, session_, area_);
     // Image pixels to device pixels: positions through the session's
     // origin, sizes by its scale.
@@ -399,6 +430,7 @@ class set_window_geometry final : public desktop_op {
   geometry_request req_;
   std::optional<coord_session> session_;
   std::optional<rect> area_;
+  view_ptr view_;
   coord_session s_;
   rect target_, before_;
   std::string via_;
@@ -421,14 +453,15 @@ const char* state_name(window_state_change s) {
 
 class set_window_state final : public desktop_op {
  public:
-  set_window_state(xcb_window_t id, window_state_change change, bool enable)
-      : id_(id), change_(change), enable_(enable) {}
+  set_window_state(xcb_window_t id, window_state_change change, bool enable, view_ptr view)
+      : id_(id), change_(change), enable_(enable), view_(std::move(view)) {}
 
   const char* serial_key() const override { return "windows"; }
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
     if (!w) return fail(w.err().message);
+    if (auto refused = refuse_window(d, view_, id_, "set_window_state")) return refused;
     const x11_atoms& a = *d.atoms;
     bool wm = window_manager_name(d.conn, a, d.root).has_value();
     bool ewmh_state = wm_supports(d.conn, a, d.root, a._NET_WM_STATE);
@@ -557,6 +590,7 @@ class set_window_state final : public desktop_op {
   xcb_window_t id_;
   window_state_change change_;
   bool enable_;
+  view_ptr view_;
   rect before_;           // The window's area before the change.
   bool already_ = false;  // It was as asked before anything was sent.
   bool resizes_ = false;  // The change resizes the window as well.
@@ -564,13 +598,15 @@ class set_window_state final : public desktop_op {
 
 class close_window final : public desktop_op {
  public:
-  close_window(xcb_window_t id, bool force) : id_(id), force_(force) {}
+  close_window(xcb_window_t id, bool force, view_ptr view)
+      : id_(id), force_(force), view_(std::move(view)) {}
 
   const char* serial_key() const override { return "windows"; }
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto w = find_client_window(d.conn, *d.atoms, d.root, id_);
     if (!w) return fail(w.err().message);
+    if (auto refused = refuse_window(d, view_, id_, "close_window")) return refused;
     const x11_atoms& a = *d.atoms;
     watch_window(d, id_);
     if (wm_supports(d.conn, a, d.root, a._NET_CLOSE_WINDOW)) {
@@ -651,6 +687,7 @@ class close_window final : public desktop_op {
 
   xcb_window_t id_;
   bool force_;
+  view_ptr view_;
   bool killed_ = false;
   std::string via_;
 };
@@ -658,8 +695,8 @@ class close_window final : public desktop_op {
 class title_bars final : public desktop_op {
  public:
   title_bars(std::shared_ptr<std::vector<title_bar>> out,
-             std::shared_ptr<std::vector<control_window>> controls)
-      : out_(std::move(out)), controls_(std::move(controls)) {}
+             std::shared_ptr<std::vector<control_window>> controls, view_ptr view)
+      : out_(std::move(out)), controls_(std::move(controls)), view_(std::move(view)) {}
 
   std::optional<desktop_result> start(desktop_context& d) override {
     std::vector<window_info> all = list_client_windows(d.conn, *d.atoms, d.root);
@@ -672,9 +709,13 @@ class title_bars final : public desktop_op {
                   w.device.w + 2 * w.border + w.frame.left + w.frame.right,
                   w.device.h + 2 * w.border + w.frame.top + w.frame.bottom};
     };
+    // Windows the grants keep from the agent give no marks, but still
+    // cover what is below them.
+    std::vector<bool> allowed(shown.size(), true);
+    for (size_t i = 0; i < shown.size(); ++i) allowed[i] = window_allowed(d, view_, shown[i].info.id);
     for (size_t i = 0; i < shown.size(); ++i) {
       const window_details& w = shown[i];
-      if (w.frame.top <= 0 || w.state.minimized) continue;
+      if (w.frame.top <= 0 || w.state.minimized || !allowed[i]) continue;
       const rect o = outer(w);
       // The windows above take their columns away; what is left of the
       // bar, its widest piece, is where a click still reaches it (a sliver
@@ -686,7 +727,7 @@ class title_bars final : public desktop_op {
       const rect bar = uncovered_piece(rect{o.x, o.y, o.w, w.frame.top}, above);
       if (bar.w >= w.frame.top) out_->push_back(title_bar{w.info.id, w.info.title, bar});
     }
-    if (controls_) find_controls(d, shown, outer);
+    if (controls_) find_controls(d, shown, allowed, outer);
     return desktop_result{tool_result::json("{}"), std::nullopt};
   }
 
@@ -704,11 +745,11 @@ class title_bars final : public desktop_op {
   // middle would land on that window instead.
   template <class Outer>
   void find_controls(desktop_context& d, const std::vector<window_details>& shown,
-                     const Outer& outer) {
+                     const std::vector<bool>& allowed, const Outer& outer) {
     std::vector<control_top> tops;
     std::vector<size_t> index;
     for (size_t i = shown.size(); i-- > 0;) {
-      if (shown[i].state.minimized) continue;
+      if (shown[i].state.minimized || !allowed[i]) continue;
       tops.push_back(control_top{shown[i].info.id, shown[i].device});
       index.push_back(i);
     }
@@ -731,6 +772,7 @@ class title_bars final : public desktop_op {
 
   std::shared_ptr<std::vector<title_bar>> out_;
   std::shared_ptr<std::vector<control_window>> controls_;
+  view_ptr view_;
 };
 
 class list_displays final : public desktop_op {
@@ -767,12 +809,39 @@ class list_displays final : public desktop_op {
   std::optional<rect> area_;
 };
 
+class focus_allowed final : public desktop_op {
+ public:
+  focus_allowed(view_ptr view, std::string doing) : view_(std::move(view)), doing_(std::move(doing)) {}
+
+  std::optional<desktop_result> start(desktop_context& d) override {
+    if (!view_ || !view_->filtering()) return desktop_result{tool_result::text(""), {}};
+    if (d.apps == nullptr) return fail("lost the connection to the X display");
+    auto focus = d.apps->of_focus();
+    if (!focus) return fail(str_cat(doing_, " was refused: ", focus.err().message));
+    if (!*focus) {
+      return fail(str_cat(doing_, " was refused: no window has the keyboard focus, so no "
+                                  "granted application is known to read the controller; "
+                                  "focus_window or open_application a granted one first"));
+    }
+    const grant_view::verdict v = view_->judge(**focus);
+    if (v == grant_view::verdict::allowed) return desktop_result{tool_result::text(""), {}};
+    return fail(view_->refusal(doing_, "the window holding the keyboard focus", **focus, v));
+  }
+
+  std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
+
+ private:
+  view_ptr view_;
+  std::string doing_;
+};
+
 // window_at: the stacking order read once, every window described in two
 // round trips, then the topmost shown one whose frame holds the point.
 class window_at final : public desktop_op {
  public:
-  window_at(double x, double y, std::optional<coord_session> session, std::optional<rect> area)
-      : x_(x), y_(y), session_(session), area_(area) {}
+  window_at(double x, double y, std::optional<coord_session> session, std::optional<rect> area,
+            view_ptr view)
+      : x_(x), y_(y), session_(session), area_(area), view_(std::move(view)) {}
 
   std::optional<desktop_result> start(desktop_context& d) override {
     coord_session s = basis(d, session_, area_);
@@ -799,8 +868,10 @@ class window_at final : public desktop_op {
     if (hit == nullptr) {
       j.null();
     } else {
+      std::optional<bool> granted;
+      if (view_ && view_->filtering()) granted = window_allowed(d, view_, hit->info.id);
       j.begin_object();
-      write_window_identity(j, *hit, s);
+      write_window_identity(j, *hit, s, granted);
       j.end_object();
     }
     j.end_object();
@@ -813,47 +884,66 @@ class window_at final : public desktop_op {
   double x_, y_;
   std::optional<coord_session> session_;
   std::optional<rect> area_;
+  view_ptr view_;
 };
 
 }  // namespace
 
-std::unique_ptr<desktop_op> make_window_at(double x, double y,
-                                           std::optional<coord_session> session,
-                                           std::optional<rect> area) {
-  return std::make_unique<window_at>(x, y, session, area);
+bool window_allowed(desktop_context& d, const view_ptr& view, xcb_window_t w) {
+  if (!view || !view->filtering()) return true;
+  return view->allows(identity_of(d, w));
 }
 
+std::optional<desktop_result> refuse_window(desktop_context& d, const view_ptr& view,
+                                            xcb_window_t w, std::string_view doing) {
+  if (!view || !view->filtering()) return std::nullopt;
+  const app_identity a = identity_of(d, w);
+  const grant_view::verdict v = view->judge(a);
+  if (v == grant_view::verdict::allowed) return std::nullopt;
+  return fail(view->refusal(doing, str_cat("the window ", window_id_text(w)), a, v));
+}
+
+std::unique_ptr<desktop_op> make_window_at(double x, double y,
+                                           std::optional<coord_session> session,
+                                           std::optional<rect> area, view_ptr view) {
+  return std::make_unique<window_at>(x, y, session, area, std::move(view));
+}
 
 std::unique_ptr<desktop_op> make_list_windows(std::string app, std::string title,
                                               int max_windows,
                                               std::optional<coord_session> session,
-                                              std::optional<rect> area) {
+                                              std::optional<rect> area, view_ptr view) {
   return std::make_unique<list_windows>(std::move(app), std::move(title), max_windows, session,
-                                        area);
+                                        area, std::move(view));
 }
 
-std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app) {
-  return std::make_unique<focus_window>(id, std::move(app));
+std::unique_ptr<desktop_op> make_focus_window(xcb_window_t id, std::string app, view_ptr view) {
+  return std::make_unique<focus_window>(id, std::move(app), std::move(view));
 }
 
 std::unique_ptr<desktop_op> make_set_window_geometry(xcb_window_t id, geometry_request req,
                                                      std::optional<coord_session> session,
-                                                     std::optional<rect> area) {
-  return std::make_unique<set_window_geometry>(id, req, session, area);
+                                                     std::optional<rect> area, view_ptr view) {
+  return std::make_unique<set_window_geometry>(id, req, session, area, std::move(view));
 }
 
 std::unique_ptr<desktop_op> make_set_window_state(xcb_window_t id, window_state_change change,
-                                                  bool enable) {
-  return std::make_unique<set_window_state>(id, change, enable);
+                                                  bool enable, view_ptr view) {
+  return std::make_unique<set_window_state>(id, change, enable, std::move(view));
 }
 
-std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force) {
-  return std::make_unique<close_window>(id, force);
+std::unique_ptr<desktop_op> make_close_window(xcb_window_t id, bool force, view_ptr view) {
+  return std::make_unique<close_window>(id, force, std::move(view));
 }
 
 std::unique_ptr<desktop_op> make_title_bars(std::shared_ptr<std::vector<title_bar>> out,
-                                            std::shared_ptr<std::vector<control_window>> controls) {
-  return std::make_unique<title_bars>(std::move(out), std::move(controls));
+                                            std::shared_ptr<std::vector<control_window>> controls,
+                                            view_ptr view) {
+  return std::make_unique<title_bars>(std::move(out), std::move(controls), std::move(view));
+}
+
+std::unique_ptr<desktop_op> make_focus_allowed(view_ptr view, std::string doing) {
+  return std::make_unique<focus_allowed>(std::move(view), std::move(doing));
 }
 
 std::unique_ptr<desktop_op> make_list_displays(std::optional<rect> area) {

@@ -76,6 +76,18 @@ void subtract(const rect& a, const rect& b, std::vector<rect>& out) {
 
 }  // namespace
 
+app_identity process_identity(uint32_t pid, std::string_view name) {
+  app_identity out;
+  out.instance = std::string(name);
+  if (pid != 0) {
+    out.pid = pid;
+    out.exe = exe_of(pid);
+    out.comm = read_small("/proc/" + std::to_string(pid) + "/comm");
+  }
+  if (!out.instance.empty() || out.pid != 0) out.what = app_identity::kind::app;
+  return out;
+}
+
 app_identifier::app_identifier(xcb_connection_t* c, xcb_window_t root) : c_(c), root_(root) {
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) host_ = host;

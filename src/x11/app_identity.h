@@ -66,6 +66,12 @@ class app_identifier {
   std::unordered_map<uint32_t, app_identity> cache_;
 };
 
+// An application known by its process alone (an AT-SPI application, whose
+// name on the bus is GTK's program name, as its WM_CLASS instance is): name
+// as its instance, pid with its executable and command names read from
+// /proc. Unknown when it has neither name nor pid.
+app_identity process_identity(uint32_t pid, std::string_view name);
+
 // The parts of area (root pixels) whose topmost window view does not
 // allow, as rectangles that do not overlap; the desktop's parts when the
 // view keeps it out. shown is bottom to top, as layout() gives it.

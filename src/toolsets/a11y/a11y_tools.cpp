@@ -32,6 +32,12 @@ namespace {
 // fifth of its page per click.
 constexpr int kWheelClicksPerPage = 5;
 
+// What the jobs judge their application by: the grants' view now, and the
+// tool's name for a refusal.
+a11y_grant_check grant_check(tool_call& call) {
+  return a11y_grant_check{call.policy().view(), std::string(call.tool_name())};
+}
+
 result<std::string> app_argument(tool_call& call) {
   auto app = arg_name(call.args, "app", 256);
   if (!app) return app.take_error();
@@ -232,7 +238,7 @@ result<target_args> element_or_point(tool_call& call) {
 }  // namespace
 
 void handle_list_apps(tool_call& call) {
-  call.a11y(make_list_apps());
+  call.a11y(make_list_apps(call.policy().view()));
 }
 
 void handle_get_app_state(tool_call& call) {
@@ -260,7 +266,7 @@ void handle_get_app_state(tool_call& call) {
     });
     next.capture(std::move(job));
   });
-  call.a11y(make_get_app_state(std::move(*app), limits, st));
+  call.a11y(make_get_app_state(std::move(*app), limits, st, grant_check(call)));
 }
 
 void handle_a11y_click(tool_call& call) {
@@ -303,7 +309,7 @@ void handle_a11y_click(tool_call& call) {
       return gesture::click(ctx, device_target{p, 0}, 1, n, std::nullopt, "clicked");
     });
   });
-  call.a11y(make_element_job(std::move(*app), req, out));
+  call.a11y(make_element_job(std::move(*app), req, out, grant_check(call)));
 }
 
 void handle_perform_secondary_action(tool_call& call) {
@@ -321,7 +327,7 @@ void handle_perform_secondary_action(tool_call& call) {
   call.then([out](tool_call& next, tool_result r) {
     next.finish(r.is_error ? std::move(r) : action_result(*out));
   });
-  call.a11y(make_element_job(std::move(*app), req, out));
+  call.a11y(make_element_job(std::move(*app), req, out, grant_check(call)));
 }
 
 void handle_set_value(tool_call& call) {
@@ -383,7 +389,7 @@ void handle_set_value(tool_call& call) {
       return gesture::type(ctx, keys, characters);
     });
   });
-  call.a11y(make_element_job(std::move(*app), req, out));
+  call.a11y(make_element_job(std::move(*app), req, out, grant_check(call)));
 }
 
 void handle_scroll_app(tool_call& call) {
@@ -420,7 +426,7 @@ void handle_scroll_app(tool_call& call) {
     point p = *out->pointer;
     scroll_at(next, device_target{p, 0}, p);
   });
-  call.a11y(make_element_job(std::move(*app), req, out));
+  call.a11y(make_element_job(std::move(*app), req, out, grant_check(call)));
 }
 
 void handle_a11y_drag(tool_call& call) {
@@ -433,12 +439,21 @@ void handle_a11y_drag(tool_call& call) {
   auto out = std::make_shared<a11y_outcome>();
   out->app.name = *app;
   out->method = "pointer";
-  call.then([out](tool_call& next, tool_result r) {
-    next.finish(r.is_error ? std::move(r) : action_result(*out));
+  auto drag = [out, from = *from, to = *to](tool_call& c) {
+    c.then([out](tool_call& next, tool_result r) {
+      next.finish(r.is_error ? std::move(r) : action_result(*out));
+    });
+    c.input([from, to](input_context& ctx, job_control&) { return gesture::drag(ctx, from, to); });
+  };
+  // Under grants the application is judged first, on the a11y thread,
+  // and nothing is pressed when it is not allowed; otherwise the drag
+  // needs no bus call.
+  if (!call.policy().view()->filtering()) return drag(call);
+  call.then([drag](tool_call& next, tool_result r) {
+    if (r.is_error) return next.finish(std::move(r));
+    drag(next);
   });
-  call.input([from = *from, to = *to](input_context& ctx, job_control&) {
-    return gesture::drag(ctx, from, to);
-  });
+  call.a11y(make_app_check(std::move(*app), grant_check(call)));
 }
 
 void handle_type_text(tool_call& call) {
@@ -460,7 +475,7 @@ void handle_type_text(tool_call& call) {
       return gesture::type(ctx, keys, characters);
     });
   });
-  call.a11y(make_keyboard_job(std::move(*app), std::string(text), out));
+  call.a11y(make_keyboard_job(std::move(*app), std::string(text), out, grant_check(call)));
 }
 
 void handle_press_key(tool_call& call) {
@@ -482,7 +497,7 @@ void handle_press_key(tool_call& call) {
       return gesture::key(ctx, chords, 1, label);
     });
   });
-  call.a11y(make_keyboard_job(std::move(*app), std::nullopt, out));
+  call.a11y(make_keyboard_job(std::move(*app), std::nullopt, out, grant_check(call)));
 }
 
 #else  // Without libatspi the toolset cannot be switched on (parse_toolsets).

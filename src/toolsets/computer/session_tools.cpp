@@ -7,6 +7,7 @@
 #include "toolsets/grants.h"
 #include "toolsets/computer/room.h"
 #include "toolsets/tool_call.h"
+#include "util/ascii.h"
 #include "util/str_cat.h"
 #include "util/utf8.h"
 #include "desktop/desktop_op.h"
@@ -29,6 +30,26 @@ void write_apps(json_writer& j, const session_grants& g) {
   j.begin_array();
   for (const std::string& a : g.apps) j.string(a);
   j.end_array();
+}
+
+// Why open_application may not start or focus app by its name, or nothing:
+// the deny list names it (or a desktop entry's name for what it names), or
+// grants are enforced and the name as given is not among the grants (any
+// case). The window it would focus is judged as well, on the desktop
+// thread, so a name that is granted cannot reach another application's
+// window through its title.
+std::string open_refusal(const grant_view& view, std::string_view app) {
+  const std::string doing = str_cat("open_application \"", app, "\"");
+  if (view.name_denied(app)) {
+    return str_cat(doing, " was refused: \"", app,
+                   "\" is an application the operator keeps from the agent (CU_DENY_APPS); no "
+                   "grant lifts that");
+  }
+  if (view.mode != grants_mode::enforce || view.granted.count(ascii_lower(app)) != 0) return {};
+  return str_cat(doing, " was refused: \"", app,
+                 "\" is not granted to this session (CU_GRANTS=enforce); call request_access "
+                 "with apps [\"",
+                 app, "\"] first");
 }
 
 std::string needs_grant(std::string_view tool, std::string_view flag) {
@@ -147,7 +168,9 @@ void handle_write_clipboard(tool_call& call) {
 void handle_open_application(tool_call& call) {
   auto app = arg_name(call.args, "app", kMaxNameBytes);
   if (!app) return call.fail(app.err().message);
-  call.desktop(make_open_application(std::string(*app)));
+  std::shared_ptr<const grant_view> view = call.policy().view();
+  if (std::string refused = open_refusal(*view, *app); !refused.empty()) return call.fail(refused);
+  call.desktop(make_open_application(std::string(*app), std::move(view)));
 }
 
 void handle_switch_display(tool_call& call) {

@@ -1,7 +1,10 @@
 // The gamepad toolset's tools: arguments checked here, the controller
-// driven on the pad thread (pad_actor.cpp).
+// driven on the pad thread (pad_actor.cpp). Under grants, what moves the
+// controller first asks the desktop thread whether the focused window's
+// application is allowed (the pad thread has no X connection of its own).
 #include <string>
 
+#include "desktop/desktop_op.h"
 #include "toolsets/args.h"
 #include "toolsets/gamepad/pad_actor.h"
 #include "toolsets/gamepad/room.h"
@@ -22,12 +25,25 @@ void submit(tool_call& call, const pad_request& r) {
   auto* pad = static_cast<pad_actor*>(call.service(toolset::gamepad));
   if (pad == nullptr) return call.fail("the gamepad toolset is not on");
   if (r.hold_ms > 0) call.expect_seconds(double(r.hold_ms) / 1000);
-  call.room(toolset::gamepad, [pad, r](job_header h) {
-    pad_job job;
-    static_cast<job_header&>(job) = std::move(h);
-    job.req = r;
-    pad->post(std::move(job));
+  auto to_pad = [pad, r](tool_call& c) {
+    c.room(toolset::gamepad, [pad, r](job_header h) {
+      pad_job job;
+      static_cast<job_header&>(job) = std::move(h);
+      job.req = r;
+      pad->post(std::move(job));
+    });
+  };
+  // Reading the state and letting everything go touch no application.
+  std::shared_ptr<const grant_view> view = call.policy().view();
+  if (!view->filtering() || r.what == pad_request::kind::state ||
+      r.what == pad_request::kind::reset) {
+    return to_pad(call);
+  }
+  call.then([to_pad](tool_call& next, tool_result checked) {
+    if (checked.is_error) return next.finish(std::move(checked));
+    to_pad(next);
   });
+  call.desktop(make_focus_allowed(std::move(view), std::string(call.tool_name())));
 }
 
 // `action` and `hold` of a button or D-pad direction.

@@ -225,7 +225,7 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
       again(after, std::move(aims), std::move(stale), std::move(unreachable), by_action,
             std::move(next));
     });
-    return call.desktop(make_title_bars(shown, nullptr));
+    return call.desktop(make_title_bars(shown, nullptr, call.policy().view()));
   }
   if (lose.empty()) return next(call, std::move(aims));
 #if CU_HAVE_A11Y
@@ -233,6 +233,7 @@ void looks::again(tool_call& call, std::vector<mark_aim> aims, std::vector<bool>
   io->actionable = true;
   io->max_results = kMostElements;
   io->area = rect{0, 0, 1 << 15, 1 << 15};
+  io->view = call.policy().view();
   call.then([this, io, aims = std::move(aims), lose = std::move(lose), unreachable, by_action,
              next](tool_call& after, tool_result res) mutable {
     if (res.is_error || !io->unavailable.empty()) {
@@ -333,7 +334,8 @@ void looks::unreachable(tool_call& call, const mark_aim& aim, const std::string&
     after.finish(tool_result::text(str_cat(text, " ", why, ": pressed through its accessibility "
                                            "action \"", out->action, "\"")));
   });
-  call.a11y(make_press_by_name(std::move(want), out));
+  call.a11y(make_press_by_name(std::move(want), out,
+                               a11y_grant_check{call.policy().view(), "its accessibility action"}));
 #else
   call.fail(str_cat(refused, "this server cannot read the accessibility tree to press it "
                              "through its own action"));

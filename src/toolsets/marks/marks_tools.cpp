@@ -104,7 +104,7 @@ void title_bar_step(tool_call& call, std::shared_ptr<marks_request> req, uint32_
     }
     capture_step(next, req, window, area);
   });
-  call.desktop(make_title_bars(bars, controls));
+  call.desktop(make_title_bars(bars, controls, call.policy().view()));
 }
 
 }  // namespace
@@ -143,6 +143,7 @@ void handle_screenshot_marks(tool_call& call) {
     io->actionable = true;
     io->max_results = kMostElements;
     io->window = win;
+    io->view = call.policy().view();
     // The whole root: what the session shows is cut by the map's region
     // once the capture has made it.
     io->area = rect{0, 0, 1 << 15, 1 << 15};

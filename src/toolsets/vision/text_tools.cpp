@@ -104,6 +104,7 @@ void handle_find_text(tool_call& call) {
     io->max_results = size_t(req->max_results);
     io->window = s.window;
     io->area = s.device;
+    io->view = call.policy().view();
     rect searched{0, 0, s.image.w, s.image.h};
     if (req->region) {
       io->area = *region_to_device(s, *req->region);

@@ -1,5 +1,6 @@
 // The windows toolset's tools: arguments checked here, the work done on
-// the desktop thread (desktop/window_ops.cpp).
+// the desktop thread (desktop/window_ops.cpp), which judges the window
+// acted on with the grants' current view before it changes anything.
 #include "desktop/desktop_op.h"
 #include "toolsets/args.h"
 #include "toolsets/windows/room.h"
@@ -37,7 +38,7 @@ void handle_list_windows(tool_call& call) {
   auto most = arg_integer(call.args, "max_windows", 1, kMaxWindowsListed, kDefaultWindowsListed);
   if (!most) return call.fail(most.err().message);
   call.desktop(make_list_windows(std::move(*app), std::move(*title), int(*most), call.session(),
-                                 call.display_area()));
+                                 call.display_area(), call.policy().view()));
 }
 
 void handle_focus_window(tool_call& call) {
@@ -50,11 +51,11 @@ void handle_focus_window(tool_call& call) {
   if (by_id) {
     auto id = arg_window(call.args, "window");
     if (!id) return call.fail(id.err().message);
-    return call.desktop(make_focus_window(*id, {}));
+    return call.desktop(make_focus_window(*id, {}, call.policy().view()));
   }
   auto app = arg_name(call.args, "app", kMaxFilterBytes);
   if (!app) return call.fail(app.err().message);
-  call.desktop(make_focus_window(XCB_NONE, std::string(*app)));
+  call.desktop(make_focus_window(XCB_NONE, std::string(*app), call.policy().view()));
 }
 
 void handle_set_window_geometry(tool_call& call) {
@@ -84,7 +85,8 @@ void handle_set_window_geometry(tool_call& call) {
     if (!units) return call.fail(units.err().message);
     req.image_units = *units == "image";
   }
-  call.desktop(make_set_window_geometry(*id, req, call.session(), call.display_area()));
+  call.desktop(
+      make_set_window_geometry(*id, req, call.session(), call.display_area(), call.policy().view()));
 }
 
 void handle_set_window_state(tool_call& call) {
@@ -103,7 +105,7 @@ void handle_set_window_state(tool_call& call) {
   if (change == window_state_change::normal && !*enable) {
     return call.fail("Invalid argument \"enable\": 'normal' can only be set (enable: true)");
   }
-  call.desktop(make_set_window_state(*id, change, *enable));
+  call.desktop(make_set_window_state(*id, change, *enable, call.policy().view()));
 }
 
 void handle_close_window(tool_call& call) {
@@ -111,7 +113,7 @@ void handle_close_window(tool_call& call) {
   if (!id) return call.fail(id.err().message);
   auto force = arg_bool(call.args, "force", false);
   if (!force) return call.fail(force.err().message);
-  call.desktop(make_close_window(*id, *force));
+  call.desktop(make_close_window(*id, *force, call.policy().view()));
 }
 
 void handle_list_displays(tool_call& call) { call.desktop(make_list_displays(call.display_area())); }
@@ -123,7 +125,8 @@ namespace cu {
 void handle_window_at(tool_call& call) {
   auto c = arg_coordinate(call.args, "coordinate");
   if (!c) return call.fail(c.err().message);
-  call.desktop(make_window_at((*c)[0], (*c)[1], call.session(), call.display_area()));
+  call.desktop(
+      make_window_at((*c)[0], (*c)[1], call.session(), call.display_area(), call.policy().view()));
 }
 
 }  // namespace cu
