@@ -114,7 +114,8 @@ std::optional<tool_result> refuse_app(const a11y_grant_check& g, const a11y_app&
   const grant_view::verdict v = g.view->judge(who);
   if (v == grant_view::verdict::allowed) return std::nullopt;
   return tool_result::failure(g.view->refusal(
-      g.doing, str_cat("the accessible application (pid ", std::to_string(app.pid), ")"), who, v));
+      g.doing, str_cat("the accessible application (pid ", std::to_string(app.pid), ") is"), who,
+      v));
 }
 
 bool has_state(const a11y_element& e, std::string_view s) {

@@ -90,20 +90,20 @@ std::string grant_view::refusal(std::string_view doing, std::string_view where,
   switch (v) {
     case verdict::allowed: return {};
     case verdict::denied:
-      return str_cat(doing, " was refused: ", where, " is on a window of ", app,
+      return str_cat(doing, " was refused: ", where, " a window of ", app,
                      ", which the operator keeps from the agent (CU_DENY_APPS); no grant "
                      "lifts that");
     case verdict::unidentified:
       return str_cat(doing, " was refused: ", where,
-                     " is on a window that names no application (no WM_CLASS and no process), "
+                     " a window that names no application (no WM_CLASS and no process), "
                      "so no grant covers it (CU_GRANTS=enforce)");
     case verdict::desktop_off:
       return str_cat(doing, " was refused: ", where,
-                     " is on the desktop, which this server keeps from the agent "
+                     " the desktop, which this server keeps from the agent "
                      "(CU_GRANTS_DESKTOP=deny)");
     case verdict::not_granted: break;
   }
-  return str_cat(doing, " was refused: ", where, " is on a window of ", app,
+  return str_cat(doing, " was refused: ", where, " a window of ", app,
                  ", which is not granted to this session (CU_GRANTS=enforce); call "
                  "request_access with apps [",
                  app, "] first");

@@ -82,10 +82,11 @@ class grant_view {
   // Whether the name as request_access got it is on the deny list.
   bool name_denied(std::string_view name) const;
 
-  // What a refusal says, whole: "<doing> was refused: <where> is on a window
-  // of "xterm", which is not granted to this session (CU_GRANTS=enforce);
-  // call request_access with apps ["xterm"] first". doing: "the click";
-  // where: "its point", "the keyboard focus".
+  // What a refusal says, whole: "<doing> was refused: <where> a window of
+  // "xterm", which is not granted to this session (CU_GRANTS=enforce); call
+  // request_access with apps ["xterm"] first". doing: "the click"; where,
+  // with its verb: "its point is on", "the keyboard focus is on", "window
+  // 0x1a00022 is".
   std::string refusal(std::string_view doing, std::string_view where, const app_identity& a,
                       verdict v) const;
 };

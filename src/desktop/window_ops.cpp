@@ -825,7 +825,7 @@ class focus_allowed final : public desktop_op {
     }
     const grant_view::verdict v = view_->judge(**focus);
     if (v == grant_view::verdict::allowed) return desktop_result{tool_result::text(""), {}};
-    return fail(view_->refusal(doing_, "the window holding the keyboard focus", **focus, v));
+    return fail(view_->refusal(doing_, "the keyboard focus is on", **focus, v));
   }
 
   std::optional<desktop_result> on_wake(desktop_context&) override { return std::nullopt; }
@@ -900,7 +900,7 @@ std::optional<desktop_result> refuse_window(desktop_context& d, const view_ptr& 
   const app_identity a = identity_of(d, w);
   const grant_view::verdict v = view->judge(a);
   if (v == grant_view::verdict::allowed) return std::nullopt;
-  return fail(view->refusal(doing, str_cat("the window ", window_id_text(w)), a, v));
+  return fail(view->refusal(doing, str_cat("window ", window_id_text(w), " is"), a, v));
 }
 
 std::unique_ptr<desktop_op> make_window_at(double x, double y,

@@ -294,7 +294,7 @@ status input_context::allowed_at(point p, std::string_view doing) {
   if (!app) return app.err();
   const grant_view::verdict v = view->judge(*app);
   if (v == grant_view::verdict::allowed) return {};
-  return make_error(errc::refused, view->refusal(doing, "its point", *app, v));
+  return make_error(errc::refused, view->refusal(doing, "its point is on", *app, v));
 }
 
 status input_context::allowed_keys(std::string_view doing) {
@@ -310,7 +310,7 @@ status input_context::allowed_keys(std::string_view doing) {
   if (!*app) return {};
   const grant_view::verdict v = view->judge(**app);
   if (v == grant_view::verdict::allowed) return {};
-  return make_error(errc::refused, view->refusal(doing, "the keyboard focus", **app, v));
+  return make_error(errc::refused, view->refusal(doing, "the keyboard focus is on", **app, v));
 }
 
 result<point> input_context::place(const device_target& t, bool pressing) {

@@ -89,7 +89,7 @@ TEST_CASE("an enforcing policy allows what is granted by WM_CLASS, executable or
 TEST_CASE("a refusal names the application and how to grant it") {
   cu::grant_policy p(cu::grants_mode::enforce, {}, true, nullptr);
   auto v = p.view();
-  const std::string text = v->refusal("left_click", "the point [10, 20]", app("other", "Other"),
+  const std::string text = v->refusal("left_click", "the point [10, 20] is on", app("other", "Other"),
                                       cu::grant_view::verdict::not_granted);
   CHECK(text ==
         "left_click was refused: the point [10, 20] is on a window of \"other\", which is not "

@@ -389,3 +389,38 @@ TEST_CASE("a CU_GRANTS the server does not know stops it at start rather than ru
     CHECK(contains(s.stderr_text(), std::string(var) + "=\"enforced\""));
   }
 }
+
+TEST_CASE("a granted GTK program's popup menu takes clicks, and the program sees them") {
+  const bool with_wm = GENERATE(false, true);
+  INFO((with_wm ? "under openbox" : "without a window manager"));
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  if (with_wm) start_openbox(obs, wm, x.display());
+  recording_xterm other(obs, x.display(), "other", 700, 60);
+  background_program app({"/usr/bin/python3",
+                          std::string(getenv("CU_SOURCE_DIR")) + "/tests/x11/data/gtk_popup.py",
+                          "cu-popup"},
+                         x.display());
+  xcb_window_t w = XCB_NONE;
+  wait_until([&] { return contains(app.log(), "ready") && (w = obs.client_named("cu-popup")); },
+             "the GTK program's window");
+  server_process s(x.display(), kEnforce);
+  start(s);
+  grant(s, R"(["cu-popup"])");
+  const area a = x_area(obs, w);
+  // A right-click in the program's window pops its menu, an override-redirect
+  // window that GTK names after the program.
+  ok_call(s, "right_click",
+          R"({"coordinate":[)" + std::to_string(a.x + 60) + "," + std::to_string(a.y + 60) + "]}");
+  wait_until([&] { return contains(app.log(), "menu-shown"); }, "the menu to be shown");
+  // The menu opens at the pointer, its first item just below and right of it.
+  ok_call(s, "left_click",
+          R"({"coordinate":[)" + std::to_string(a.x + 90) + "," + std::to_string(a.y + 70) + "]}");
+  wait_until([&] { return contains(app.log(), "activated First"); },
+             "the program to see its menu item chosen");
+  // The xterm beside it stays out of reach.
+  CHECK(contains(error_text(s, "left_click",
+                            R"({"coordinate":)" + centre_of(obs, other.window()) + "}"),
+                 R"(a window of "other")"));
+}
