@@ -148,10 +148,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     abort();
   }
 
+  // Half the inputs (by their length, so a crash reproduces) run with
+  // grants enforced and a deny list: request_access's denials, the system
+  // key combo refusals and the grants' other checks are fuzzed too.
+  cu::config cfg = g_cfg;
+  if (size % 2 == 1) {
+    cfg.grants = "enforce";
+    cfg.deny_apps = "keepassxc, Mail";
+  }
   uv_loop_t loop;
   if (uv_loop_init(&loop) != 0) abort();
   {
-    cu::server s(&loop, g_cfg, cu::input_guard{});
+    cu::server s(&loop, cfg, cu::input_guard{});
     if (int err = s.start(in, out)) {
       fprintf(stderr, "fuzz: server start failed: %s\n", uv_strerror(err));
       abort();
