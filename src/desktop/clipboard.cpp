@@ -46,6 +46,7 @@ std::optional<property_value> take_property(xcb_connection_t* c, xcb_window_t w,
 // pieces.
 class clipboard_read final : public desktop_op {
  public:
+  explicit clipboard_read(view_ptr view) : view_(std::move(view)) {}
   const char* serial_key() const override { return "clipboard"; }
 
   std::optional<desktop_result> start(desktop_context& d) override {
@@ -55,6 +56,10 @@ class clipboard_read final : public desktop_op {
     if (!o) return failure("lost the connection to the X display");
     owner_ = o->owner;
     if (owner_ == XCB_NONE) return done(std::string());
+    // What an application the grants keep from the agent copied (a
+    // password manager's password) is its, not the agent's: the owner's
+    // application is judged like a window the agent would touch.
+    if (auto refused = refuse_window(d, view_, owner_, "read_clipboard")) return refused;
     xcb_delete_property(d.conn, d.window, d.atoms->CU_SELECTION);
     convert(d, d.atoms->UTF8_STRING);
     return std::nullopt;
@@ -135,6 +140,7 @@ class clipboard_read final : public desktop_op {
     return {tool_result::failure(std::move(message)), {}};
   }
 
+  view_ptr view_;
   xcb_window_t owner_ = XCB_NONE;
   xcb_atom_t target_ = XCB_NONE;
   bool incr_ = false;
@@ -189,7 +195,9 @@ class clipboard_write final : public desktop_op {
 
 }  // namespace
 
-std::unique_ptr<desktop_op> make_clipboard_read() { return std::make_unique<clipboard_read>(); }
+std::unique_ptr<desktop_op> make_clipboard_read(view_ptr view) {
+  return std::make_unique<clipboard_read>(std::move(view));
+}
 
 std::unique_ptr<desktop_op> make_clipboard_write(std::string text, size_t characters) {
   return std::make_unique<clipboard_write>(std::move(text), characters);

@@ -87,7 +87,9 @@ class desktop_op {
 };
 
 // clipboard.cpp
-std::unique_ptr<desktop_op> make_clipboard_read();
+// view: the grants' (null: none); when it filters, a clipboard owned by an
+// application it does not allow is refused, not read.
+std::unique_ptr<desktop_op> make_clipboard_read(view_ptr view = nullptr);
 std::unique_ptr<desktop_op> make_clipboard_write(std::string text, size_t characters);
 
 // open_application.cpp and switch_display.cpp

@@ -196,12 +196,30 @@ app_identity app_identifier::identify_top(xcb_window_t top) {
   }
   // No client inside: a window no manager manages (there is no window
   // manager, or it is override-redirect), which may name itself.
-  if (read_names(top, out, 0)) return out;
-  // Else it is known by the X client that made it. A window's id carries
-  // its client's resource base (the bits outside the server's resource
-  // mask, the same for every connection): a menu of the window manager's
-  // own is the desktop's, and a popup that names nothing belongs to the
-  // application whose client windows share its base.
+  const bool named = read_names(top, out, 0);
+  if (named && (out.what == app_identity::kind::desktop || !out.instance.empty() ||
+                !out.cls.empty())) {
+    return out;
+  }
+  // Else, or named only by its process (GTK's clipboard window), it is
+  // known by the X client that made it.
+  if (std::optional<app_identity> kin = by_client(top)) {
+    if (kin->what == app_identity::kind::desktop || !named) {
+      kin->window = top;
+      return *kin;
+    }
+    out.instance = kin->instance;
+    out.cls = kin->cls;
+  }
+  return out;
+}
+
+std::optional<app_identity> app_identifier::by_client(xcb_window_t top) {
+  // A window's id carries its client's resource base (the bits outside the
+  // server's resource mask, the same for every connection): a menu of the
+  // window manager's own is the desktop's, and a window that names nothing
+  // belongs to the application whose client windows share its base.
+  const x11_atoms& a = *atoms_;
   const uint32_t mask = xcb_get_setup(c_)->resource_id_mask;
   const uint32_t base = top & ~mask;
   reply_ptr<xcb_get_property_reply_t> check(xcb_get_property_reply(
@@ -210,39 +228,42 @@ app_identity app_identifier::identify_top(xcb_window_t top) {
   if (check && check->format == 32 && xcb_get_property_value_length(check.get()) >= 4) {
     const uint32_t wm = *static_cast<const uint32_t*>(xcb_get_property_value(check.get()));
     if (wm != 0 && (wm & ~mask) == base) {
-      out.what = app_identity::kind::desktop;
-      return out;
+      app_identity d;
+      d.what = app_identity::kind::desktop;
+      return d;
     }
   }
   reply_ptr<xcb_query_tree_reply_t> tree(
       xcb_query_tree_reply(c_, xcb_query_tree(c_, root_), nullptr));
-  if (!tree) return out;
+  if (!tree) return std::nullopt;
   const xcb_window_t* kids = xcb_query_tree_children(tree.get());
   const int n = xcb_query_tree_children_length(tree.get());
+  // Topmost first; a frame is the window manager's, and its client, inside,
+  // may share the base.
   for (int i = n - 1, looked = 0; i >= 0 && looked < int(kMostSearched); --i) {
     if (kids[i] == top) continue;
-    // A frame is the window manager's; its client, inside, may share the base.
     ++looked;
-    app_identity sibling;
-    if (!read_names(kids[i], sibling, 1) || sibling.what != app_identity::kind::app) {
+    std::vector<xcb_window_t> candidates;
+    if ((kids[i] & ~mask) == base) {
+      candidates.push_back(kids[i]);
+    } else {
       reply_ptr<xcb_query_tree_reply_t> inner(
           xcb_query_tree_reply(c_, xcb_query_tree(c_, kids[i]), nullptr));
-      bool found = false;
-      if (inner) {
-        const xcb_window_t* in = xcb_query_tree_children(inner.get());
-        for (int k = 0; k < xcb_query_tree_children_length(inner.get()) && !found; ++k) {
-          if ((in[k] & ~mask) != base) continue;
-          found = read_names(in[k], sibling, 1) && sibling.what == app_identity::kind::app;
-        }
+      if (!inner) continue;
+      const xcb_window_t* in = xcb_query_tree_children(inner.get());
+      for (int k = 0; k < xcb_query_tree_children_length(inner.get()); ++k) {
+        if ((in[k] & ~mask) == base) candidates.push_back(in[k]);
       }
-      if (!found) continue;
-    } else if ((kids[i] & ~mask) != base) {
-      continue;
     }
-    sibling.window = top;
-    return sibling;
+    for (xcb_window_t w : candidates) {
+      app_identity kin;
+      if (read_names(w, kin, 1) && kin.what == app_identity::kind::app &&
+          (!kin.instance.empty() || !kin.cls.empty())) {
+        return kin;
+      }
+    }
   }
-  return out;
+  return std::nullopt;
 }
 
 result<xcb_window_t> app_identifier::top_of(xcb_window_t w) {

@@ -56,6 +56,10 @@ class app_identifier {
   // Identifies a top-level window: its client (the window with WM_STATE
   // inside a frame, or itself), else what it names itself.
   app_identity identify_top(xcb_window_t top);
+  // The application of the X client that made top (by the resource base
+  // of its id): the desktop for the window manager's, else the first
+  // window of that client's that names its WM_CLASS; nothing when none does.
+  std::optional<app_identity> by_client(xcb_window_t top);
   // Reads what w says of its application; false when it says nothing.
   bool read_names(xcb_window_t w, app_identity& out, int depth);
 

@@ -424,3 +424,22 @@ TEST_CASE("a granted GTK program's popup menu takes clicks, and the program sees
                             R"({"coordinate":)" + centre_of(obs, other.window()) + "}"),
                  R"(a window of "other")"));
 }
+
+TEST_CASE("the clipboard an application not granted owns is not read") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  background_program app({"/usr/bin/python3",
+                          std::string(getenv("CU_SOURCE_DIR")) + "/tests/x11/data/gtk_popup.py",
+                          "cu-secret", "--copy", "hunter2"},
+                         x.display());
+  wait_until([&] { return contains(app.log(), "ready"); }, "the GTK program to own the clipboard");
+  server_process s(x.display(), kEnforce);
+  ok_call(s, "request_access", R"({"apps":["granted"],"reason":"test","clipboardRead":true})");
+  const std::string text = error_text(s, "read_clipboard");
+  CHECK(contains(text, "read_clipboard was refused"));
+  CHECK(contains(text, R"(a window of "cu-secret")"));
+  CHECK_FALSE(contains(text, "hunter2"));
+  grant(s, R"(["cu-secret"])");
+  const json_ptr r = ok_call(s, "read_clipboard");
+  CHECK(contains(text_of(*r), "hunter2"));
+}

@@ -153,7 +153,7 @@ void handle_list_granted_applications(tool_call& call) {
 
 void handle_read_clipboard(tool_call& call) {
   if (!call.grants().clipboard_read) return call.fail(needs_grant("read_clipboard", "clipboardRead"));
-  call.desktop(make_clipboard_read());
+  call.desktop(make_clipboard_read(call.policy().view()));
 }
 
 void handle_write_clipboard(tool_call& call) {

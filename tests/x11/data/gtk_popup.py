@@ -1,19 +1,20 @@
 #!/usr/bin/python3
 """A GTK3 program with a popup menu, for the grants' tests (tests/x11/test_grants.cpp).
 
-Usage: gtk_popup.py NAME. Its WM_CLASS instance is NAME (the program name);
+Usage: gtk_popup.py NAME [--copy TEXT]. Its WM_CLASS instance is NAME (the program name);
 it shows a 300x200 window titled NAME at 40,400. A press of button 3 in it
 pops a menu (an override-redirect window of GTK's own) with the items
 "First" and "Second"; it prints "menu-shown" once the menu is mapped and
 "activated ITEM" when an item is chosen, so a test reads from the program
-itself what reached it.
+itself what reached it. With --copy it puts TEXT on the CLIPBOARD and
+prints "copied" once it owns it.
 """
 import sys
 
 import gi
 
 gi.require_version("Gtk", "3.0")
-from gi.repository import GLib, Gtk  # noqa: E402
+from gi.repository import Gdk, GLib, Gtk  # noqa: E402
 
 
 def main():
@@ -42,6 +43,11 @@ def main():
     window.add(area)
     window.connect("destroy", Gtk.main_quit)
     window.show_all()
+    if "--copy" in sys.argv:
+        clipboard = Gtk.Clipboard.get(Gdk.SELECTION_CLIPBOARD)
+        clipboard.set_text(sys.argv[sys.argv.index("--copy") + 1], -1)
+        clipboard.store()
+        print("copied", flush=True)
     print("ready", flush=True)
     Gtk.main()
 
