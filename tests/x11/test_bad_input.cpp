@@ -74,14 +74,16 @@ std::vector<bad_case> load_table(const char* file) {
 
 // <root> is the root window's id, <own> the server's own window's (the
 // desktop thread's, which it names): ids no client may hand the windows
-// tools, known only once the display and the server run.
-std::string with_windows(std::string request, x_observer& obs) {
+// tools, known only once the display and the server run; <probe> the probe
+// window's, a window that names no application.
+std::string with_windows(std::string request, x_observer& obs, xcb_window_t probe) {
   auto put = [&](std::string_view tag, xcb_window_t w) {
     for (size_t at = request.find(tag); at != std::string::npos; at = request.find(tag)) {
       request.replace(at, tag.size(), hex(w));
     }
   };
   put("<root>", obs.root());
+  put("<probe>", probe);
   if (request.find("<own>") != std::string::npos) {
     xcb_window_t own = XCB_NONE;
     for (xcb_window_t w : obs.top_levels()) {
@@ -113,7 +115,7 @@ void run_table(const char* file, std::map<std::string, std::string> env, size_t 
   int sync = 0;
   size_t checked = 0;
   for (bad_case& c : cases) {
-    c.request = with_windows(std::move(c.request), obs);
+    c.request = with_windows(std::move(c.request), obs, probe.window());
     INFO("bad_inputs.txt line " << c.line << ": " << c.request.substr(0, 300));
     std::string ping_id = "\"sync-";  // Appended: GCC 12 warns falsely on "x" + string.
     ping_id += std::to_string(++sync);

@@ -485,6 +485,13 @@ void handle_press_key(tool_call& call) {
   if (!key) return call.fail(key.err().message);
   auto chords = parse_key_sequence(*key);
   if (!chords) return call.fail(str_cat("Invalid argument \"key\": ", chords.err().message));
+  // The computer toolset's key refuses these too: a system key combo acts
+  // on the desktop (the window manager, the session), whichever window the
+  // keys are sent to, so a grant of the application does not cover it.
+  if (auto no = system_combo_refusal(call.grants(), *call.policy().view(), *chords,
+                                     call.tool_name(), *key)) {
+    return call.fail(*no);
+  }
   auto out = std::make_shared<a11y_outcome>();
   out->action = std::string(*key);
   std::string label = str_cat("pressed ", *key);

@@ -26,8 +26,11 @@ each print their event line. An object of a destroyed widget
 answers every call with an error ("... does not exist").
 
 Usage: gtk_a11y.py [X Y]. The window "cu-a11y-test" is 500x400 at X,Y
-(default 0,0; without a window manager X puts it exactly there). Every
-event is one line on stdout, flushed:
+(default 0,0; without a window manager X puts it exactly there). With
+CU_A11Y_APP_NAME=NAME in its environment the program is called NAME (its
+AT-SPI application name and its WM_CLASS instance, "NAME" and "Name") and
+its window "cu-NAME": x11-grants_a11y runs two of it, one granted and one
+not. Every event is one line on stdout, flushed:
 
   ready                      the window is mapped and drawn (then the geoms)
   clicked Apply              the Apply button was clicked
@@ -70,7 +73,17 @@ import gi
 
 gi.require_version("Gtk", "3.0")
 gi.require_version("Gdk", "3.0")
-from gi.repository import GLib, Gtk  # noqa: E402
+from gi.repository import GLib  # noqa: E402
+
+# The name is set before Gtk is imported: importing it initialises GTK,
+# which takes the program's name (the AT-SPI name and the WM_CLASS
+# instance) from argv[0] and GDK's WM_CLASS class from that name, once.
+APP_NAME = os.environ.get("CU_A11Y_APP_NAME")
+if APP_NAME:
+    sys.argv[0] = APP_NAME
+    GLib.set_prgname(APP_NAME)
+
+from gi.repository import Gtk  # noqa: E402
 
 
 def say(line):
@@ -83,7 +96,7 @@ def name_of(widget):
 
 class App:
     def __init__(self, x, y):
-        self.window = Gtk.Window(title="cu-a11y-test")
+        self.window = Gtk.Window(title="cu-" + APP_NAME if APP_NAME else "cu-a11y-test")
         self.window.set_default_size(500, 400)
         self.window.set_resizable(False)
         self.window.move(x, y)
