@@ -405,12 +405,12 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// The last key frame's image in the trace files of dir (its one crop is
-// the whole screen).
-std::optional<rgb_image> last_key_frame(const std::string& dir) {
+// The trace's frames in the files of dir, each as the viewer paints it
+// (a key frame whole, a later frame's crops over the one before).
+std::vector<rgb_image> painted_frames(const std::string& dir) {
   constexpr std::string_view kOpen = R"(<script type="application/json" class="cu">)";
   constexpr std::string_view kClose = "</script>";
-  std::optional<rgb_image> last;
+  std::vector<rgb_image> out;
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
   std::sort(files.begin(), files.end());
@@ -420,17 +420,33 @@ std::optional<rgb_image> last_key_frame(const std::string& dir) {
     while (std::getline(in, line)) {
       if (line.rfind(kOpen, 0) != 0 || !line.ends_with(kClose)) continue;
       json_ptr r = parse_json(line.substr(kOpen.size(), line.size() - kOpen.size() - kClose.size()));
-      if (!r) continue;
       std::string_view kind;
+      if (!r || r->root["kind"].get(kind) != simdjson::SUCCESS || kind != "frame") continue;
       bool key = false;
-      if (r->root["kind"].get(kind) != simdjson::SUCCESS || kind != "frame") continue;
-      if (r->root["key"].get(key) != simdjson::SUCCESS || !key) continue;
-      std::string_view png;
-      REQUIRE(r->root["crops"].at(0)["png"].get(png) == simdjson::SUCCESS);
-      last = decode_png_base64(png);
+      REQUIRE(r->root["key"].get(key) == simdjson::SUCCESS);
+      REQUIRE((key || !out.empty()));
+      rgb_image img = key ? rgb_image{} : out.back();
+      simdjson::dom::array crops;
+      REQUIRE(r->root["crops"].get(crops) == simdjson::SUCCESS);
+      for (simdjson::dom::element c : crops) {
+        std::string_view png;
+        REQUIRE(c["png"].get(png) == simdjson::SUCCESS);
+        rgb_image part = decode_png_base64(png);
+        if (key) {
+          img = std::move(part);
+          continue;
+        }
+        std::vector<int64_t> b = int_array(simdjson::minify(c["box"]));
+        REQUIRE(b.size() == 4);
+        for (int y = 0; y < part.height; ++y) {
+          std::copy_n(&part.pixels[size_t(y) * size_t(part.width) * 3], size_t(part.width) * 3,
+                      &img.pixels[(size_t(b[1] + y) * size_t(img.width) + size_t(b[0])) * 3]);
+        }
+      }
+      out.push_back(std::move(img));
     }
   }
-  return last;
+  return out;
 }
 
 }  // namespace
@@ -448,16 +464,27 @@ TEST_CASE("the trace's frames hide what captures hide, and a change of grants is
     std::map<std::string, std::string> env = kEnforce;
     env["CU_TRACE_DIR"] = dir;
     server_process s(sc.x.display(), env);
-    grant(s, "[\"granted\"]");
+    // The writer's first frame, with nothing granted yet.
+    wait_until([&] { return painted_frames(dir).size() == 1; }, "the trace's first frame");
     ok_call(s, "screenshot");
+    grant(s, "[\"granted\"]");
+    // Input wants a frame after it; it draws nothing, so only the change
+    // of grants makes that frame differ.
+    ok_call(s, "mouse_move", R"({"coordinate":[100,300]})");
+    wait_until([&] { return painted_frames(dir).size() >= 2; }, "the frame after the grant");
     s.close_stdin();
     REQUIRE(s.wait_exit() == 0);
   }
-  std::optional<rgb_image> frame = last_key_frame(dir);
-  REQUIRE(frame);
-  REQUIRE(frame->width == kWidth);
-  CHECK(lit_in(*frame, 0, 0, o) == 0);
-  CHECK(differing_in(*frame, on_x, g) == 0);
+  const std::vector<rgb_image> frames = painted_frames(dir);
+  REQUIRE(frames.size() >= 2);
+  // The first frame comes before request_access: nothing is granted, and
+  // both xterms are black.
+  REQUIRE(frames.front().width == kWidth);
+  CHECK(lit_in(frames.front(), 0, 0, g) == 0);
+  CHECK(lit_in(frames.front(), 0, 0, o) == 0);
+  // The last shows the granted one, though granting it drew nothing.
+  CHECK(lit_in(frames.back(), 0, 0, o) == 0);
+  CHECK(differing_in(frames.back(), on_x, g) == 0);
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
