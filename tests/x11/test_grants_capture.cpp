@@ -181,6 +181,21 @@ struct scene {
           },
           "openbox to frame both xterms");
     }
+    // The xterms draw their text and cursor in their own time after the
+    // first black pixel: wait until X's screen holds still for 100 ms, so
+    // the pixels the checks compare with are the ones the server reads.
+    rgb_image last = x_screen(obs);
+    int64_t still_since = now_ms();
+    wait_until(
+        [&] {
+          rgb_image now = x_screen(obs);
+          if (now.pixels != last.pixels) {
+            last = std::move(now);
+            still_since = now_ms();
+          }
+          return now_ms() - still_since >= 100;
+        },
+        "the xterms to finish drawing");
   }
   area granted_box() { return box_of(obs, obs.top_level_of(granted->client)); }
   area other_box() { return box_of(obs, obs.top_level_of(other->client)); }
