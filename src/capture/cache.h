@@ -20,11 +20,14 @@
 
 namespace cu {
 
-// A capture's device area and image size: an entry serves only captures
-// with both the same.
+// A capture's device area and image size, and the grants' epoch its grab
+// hid by (capture_env::view_epoch): an entry serves only captures with all
+// three the same. A change of grants draws nothing, so X DAMAGE cannot say
+// that an image made under the old ones is stale; the epoch does.
 struct capture_key {
   rect device;
   size2 image;
+  uint64_t view_epoch = 0;
   bool operator==(const capture_key&) const = default;
 };
 

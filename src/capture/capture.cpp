@@ -332,7 +332,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
                           const std::array<int, 4>* region, const look_note* look = nullptr,
                           std::optional<uint64_t>* grab_mark = nullptr,
                           shared_pixels* pixels = nullptr) {
-  const capture_key key{area, out};
+  const capture_key key{area, out, env.view_epoch};
   capture_memory mem = env.cache.find(key).value_or(capture_memory{});
   // Everything drawn before this is in the grab below.
   std::optional<uint64_t> mark = env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
@@ -545,9 +545,10 @@ std::optional<tool_result> answer_changes(grabber& g, const capture_job& job,
 }
 
 // What a look saw, for the look's record.
-void keep_look(const capture_job& job, const coord_session& s, point origin,
-               std::optional<uint64_t> mark, shared_pixels pixels = nullptr) {
+void keep_look(const capture_job& job, const capture_env& env, const coord_session& s,
+               point origin, std::optional<uint64_t> mark, shared_pixels pixels = nullptr) {
   if (!job.record) return;
+  job.record->view_epoch = env.view_epoch;
   job.record->session = s;
   job.record->origin = origin;
   job.record->damage_mark = mark;
@@ -596,7 +597,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
     tool_result r =
         capture_window(g, job, env, stamp(coord_session{}), established, look, &origin);
     if (look != nullptr && r.has_image() && *established) {
-      keep_look(job, **established, origin, std::nullopt);
+      keep_look(job, env, **established, origin, std::nullopt);
     }
     return r;
   }
@@ -617,7 +618,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
         if (r && r->is_error) return r;
         if (r) {
           *established = session;
-          keep_look(job, session, point{}, mark, std::move(kept));
+          keep_look(job, env, session, point{}, mark, std::move(kept));
           return r;
         }
       } else {
@@ -632,7 +633,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
     // included), so coordinates refer to it from now on.
     if (r.has_image()) {
       *established = session;
-      keep_look(job, session, point{}, mark, std::move(pixels));
+      keep_look(job, env, session, point{}, mark, std::move(pixels));
     }
     return r;
   }

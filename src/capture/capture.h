@@ -26,6 +26,10 @@ struct capture_env {
   image_format format;
   size_t max_result_bytes;  // For image_format::automatic.
   text_recognizer* recognizer = nullptr;  // find_text's OCR thread.
+  // The grants' epoch the job's grabs hide by (grant_view::epoch), or 0
+  // when they hide nothing: what was cached or kept under another is not
+  // reused, since a change of grants changes the image with no damage.
+  uint64_t view_epoch = 0;
 };
 
 // Runs job on g. When the job establishes a coordinate session (every

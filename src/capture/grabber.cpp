@@ -59,6 +59,26 @@ result<pixel_layout> root_layout(xcb_connection_t* c, xcb_screen_t* screen) {
   return layout;
 }
 
+// Holds the X server grabbed for one connection while it lives: no other
+// client's request (a window moved, mapped or raised, a drawing) is
+// processed until it ends, so what a grab reads of the windows' places and
+// of the pixels is one moment. It ends on every path, a lost connection
+// included (the server ends a closed connection's grab itself).
+class server_grab {
+ public:
+  explicit server_grab(xcb_ptr& conn) : conn_(conn) { xcb_grab_server(conn_.get()); }
+  ~server_grab() {
+    if (!conn_) return;
+    xcb_ungrab_server(conn_.get());
+    xcb_flush(conn_.get());
+  }
+  server_grab(const server_grab&) = delete;
+  server_grab& operator=(const server_grab&) = delete;
+
+ private:
+  xcb_ptr& conn_;
+};
+
 }  // namespace
 
 grabber::grabber(std::string display, server_generation& generation)
@@ -133,6 +153,7 @@ void grabber::disconnect() {
   conn_.reset();
   screen_ = nullptr;
   atoms_.reset();
+  ids_.reset();
 }
 
 error grabber::lost(const char* what) {
@@ -232,7 +253,34 @@ result<rect> grabber::screen_rect() {
 result<frame> grabber::grab(const rect& area) {
   auto ok = ensure_connected();
   if (!ok) return ok.take_error();
-  return get_image(screen_->root, area);
+  if (!filtering()) return get_image(screen_->root, area);
+  server_grab held(conn_);
+  auto shown = layout();
+  if (!shown) return shown.take_error();
+  auto f = get_image(screen_->root, area);
+  if (!f) return f.take_error();
+  hide(*f, *shown, point{area.x, area.y});
+  return f;
+}
+
+result<std::vector<shown_window>> grabber::layout() {
+  if (!ids_) ids_.emplace(conn_.get(), screen_->root);
+  auto shown = ids_->layout();
+  if (!shown && shown.err().code == errc::x_unavailable) return lost("reading the windows failed");
+  return shown;
+}
+
+void grabber::hide(frame& f, const std::vector<shown_window>& shown, point on_root) const {
+  const rect there{on_root.x, on_root.y, f.area.w, f.area.h};
+  // The buffer is this grabber's (its SHM segment or its GetImage reply),
+  // handed out read-only; it is written only here, before anyone reads it.
+  uint8_t* data = const_cast<uint8_t*>(f.data);
+  for (const rect& r : hidden_rects(shown, *view_, there)) {
+    const int x0 = r.x - there.x, y0 = r.y - there.y;
+    for (int y = y0; y < y0 + r.h; ++y) {
+      std::fill_n(data + size_t(y) * f.stride + size_t(x0) * 4, size_t(r.w) * 4, uint8_t{0});
+    }
+  }
 }
 
 result<frame> grabber::get_image(xcb_drawable_t drawable, const rect& area) {
@@ -277,6 +325,10 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
                                                    const std::optional<rect>& part) {
   auto ok = ensure_connected();
   if (!ok) return ok.take_error();
+  // Filtering: the window's application, its place and its pixels are read
+  // as one moment.
+  std::optional<server_grab> held;
+  if (filtering()) held.emplace(conn_);
   xcb_connection_t* c = conn_.get();
   const xcb_window_t root = screen_->root;
   // Everything about the window in one round trip.
@@ -318,6 +370,21 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
                       str_cat("window ", window_id_text(window),
                               " is not on screen (minimized or unmapped); set_window_state "
                               "normal or focus_window brings it back"));
+  }
+  if (filtering()) {
+    if (!ids_) ids_.emplace(c, root);
+    auto app = ids_->of_window(window);
+    if (!app) {
+      if (app.err().code == errc::x_unavailable) return lost("reading a window's application failed");
+      return app.take_error();
+    }
+    const grant_view::verdict v = view_->judge(*app);
+    if (v != grant_view::verdict::allowed) {
+      const std::string id = window_id_text(window);
+      return make_error(errc::refused,
+                        view_->refusal(str_cat("a capture of window ", id),
+                                       str_cat("window ", id), *app, v));
+    }
   }
   const size2 size{(*geometry)->width, (*geometry)->height};
   rect want{0, 0, size.w, size.h};
@@ -393,8 +460,16 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
                               "what the screen shows can be read; move it on screen with "
                               "set_window_geometry"));
   }
+  std::vector<shown_window> shown;
+  if (filtering()) {
+    auto l = layout();
+    if (!l) return l.take_error();
+    shown = std::move(*l);
+  }
   auto f = get_image(root, on_screen);
   if (!f) return f.take_error();
+  // What other windows the view does not allow cover of it.
+  if (filtering()) hide(*f, shown, point{on_screen.x, on_screen.y});
   f->area = rect{on_screen.x - at.x, on_screen.y - at.y, on_screen.w, on_screen.h};
   return window_frame{*f, at, size, "screen"};
 }

@@ -1,17 +1,27 @@
 // Owns: one capture worker's X connection and its MIT-SHM segment, attached
 // once and reused for every grab; xcb_get_image when SHM is unavailable.
-// Thread affinity: the capture worker thread that created it, only.
+// With a grant view that filters (docs/grants.md), every grab also reads
+// which windows are where and blacks out those the view does not allow,
+// with the X server grabbed between the two reads so that no window moves
+// in between; a window capture of a window the view does not allow is
+// refused.
+// Thread affinity: the capture worker (or trace writer) thread that created
+// it, only.
 #pragma once
 
 #include <xcb/xcb.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/geometry.h"
+#include "core/grant_policy.h"
 #include "capture/scale.h"
 #include "util/result.h"
+#include "x11/app_identity.h"
 #include "x11/atoms.h"
 #include "x11/connection.h"
 #include "core/generation.h"
@@ -44,7 +54,17 @@ class grabber {
   // session captured now belongs to.
   uint64_t generation() const { return generation_now_; }
 
-  // Copies area (inside the root window) into the reused buffer.
+  // The grants every grab from now on applies (null, or a view that does
+  // not filter: none, and a grab costs what it always did). A job sets it
+  // once, so all its grabs hide alike.
+  void use_view(std::shared_ptr<const grant_view> view) { view_ = std::move(view); }
+  // Whether grabs hide windows now.
+  bool filtering() const { return view_ && view_->filtering(); }
+
+  // Copies area (inside the root window) into the reused buffer. When
+  // filtering, the parts whose topmost window the view does not allow are
+  // black (all four bytes zero), as the windows stood when the pixels were
+  // read.
   result<frame> grab(const rect& area);
 
   // Asks, for every connection from now on, that each top-level window be
@@ -71,7 +91,10 @@ class grabber {
   // client_window_refusal) is an invalid_argument error saying which.
   // Read from the pixmap of its top-level window when keep_window_pixels
   // holds, else from the screen (only the part on screen, and with
-  // whatever covers it).
+  // whatever covers it). When filtering, a window whose application the
+  // view does not allow is a refused error (grant_view::refusal's text),
+  // and what the screen shows of an allowed one has the parts that
+  // windows the view does not allow cover blacked out.
   result<window_frame> grab_window(uint32_t window, const std::optional<rect>& part);
 
   bool connected() const { return conn_ != nullptr; }
@@ -86,6 +109,12 @@ class grabber {
   void redirect_windows();
   // Copies area of drawable (depth 24 or 32) into the reused buffer.
   result<frame> get_image(xcb_drawable_t drawable, const rect& area);
+  // The windows shown now (the server must be grabbed, or they may move
+  // before the pixels are read), identified on this connection.
+  result<std::vector<shown_window>> layout();
+  // Blacks out, in f (which is this grabber's own buffer), the parts of
+  // f.area (root pixels, placed at on_root) that the view hides.
+  void hide(frame& f, const std::vector<shown_window>& shown, point on_root) const;
 
   std::string display_;
   server_generation& generations_;
@@ -106,6 +135,10 @@ class grabber {
   size_t size_ = 0;
   int sysv_id_ = -1;
   reply_ptr<xcb_get_image_reply_t> fallback_reply_;
+  std::shared_ptr<const grant_view> view_;
+  // Which application each window is, on conn_ (made on first use when
+  // filtering; its identities are kept per window while it lives).
+  std::optional<app_identifier> ids_;
 };
 
 }  // namespace cu

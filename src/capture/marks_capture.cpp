@@ -32,6 +32,7 @@ struct marks_work {
   uint32_t window = 0;
   point origin;  // The session's device (0, 0) on the root.
   std::optional<uint64_t> damage_mark;
+  uint64_t view_epoch = 0;  // capture_env::view_epoch of the grab.
   // What the image's format is chosen by, as for a screenshot: the
   // configured format, and for automatic, whether the whole line fits.
   image_format format = image_format::automatic;
@@ -171,6 +172,7 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     seen.session = s;
     seen.origin = w.origin;
     seen.damage_mark = w.damage_mark;
+    seen.view_epoch = w.view_epoch;
     seen.marks = marks;
     seen.is_map = true;
     seen.pixels = std::move(w.undrawn);
@@ -292,6 +294,7 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->window = job.window;
   work->origin = grabbed->origin;
   work->damage_mark = damage_mark;
+  work->view_epoch = env.view_epoch;
   work->format = env.format;
   work->max_result_bytes = env.max_result_bytes;
   work->reply = job.reply;

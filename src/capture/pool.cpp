@@ -101,9 +101,15 @@ void capture_pool::worker_main(int index) {
       queue_.pop_front();
     }
     std::optional<coord_session> session;
+    // One view for the whole job: all its grabs hide alike, and what it
+    // caches is marked with that view's epoch.
+    std::shared_ptr<const grant_view> view;
+    if (config_.grants != nullptr) view = config_.grants->view();
+    const uint64_t view_epoch = view && view->filtering() ? view->epoch : 0;
+    g.use_view(std::move(view));
     const capture_env env{config_.save_dir, *this,   &damage_,
                           cache_,           config_.format, config_.max_result_bytes,
-                          recognizer_.get()};
+                          recognizer_.get(), view_epoch};
     std::optional<tool_result> r = run_capture(g, job, env, &session);
     if (!r) {
       // Handed on (find_text's recognition), which completes it.

@@ -69,6 +69,9 @@ struct look_record {
   // new pixels with. Null for a window's look, and once the look is no
   // longer among the newest toolsets/marks/looks.h keeps pixels for.
   std::shared_ptr<const std::vector<uint8_t>> pixels;
+  // The grants' epoch the look's grab hid by (capture_env::view_epoch): a
+  // since across another is answered whole.
+  uint64_t view_epoch = 0;
 };
 
 // A look's `since`: the look it names, and what that look saw.

@@ -22,6 +22,9 @@ since_plan plan_since(const capture_env& env, const look_record& then, uint64_t 
     p.full = str_cat("the X server or the screen's size changed since ", look);
   } else if (then.session.device != now.device || then.session.image != now.image) {
     p.full = str_cat(look, " showed another area or image size");
+  } else if (then.view_epoch != env.view_epoch) {
+    // What a capture hides changed with no drawing, so no damage says where.
+    p.full = str_cat("the grants changed since ", look, " (what captures hide changed)");
   } else if (!then.damage_mark || !mark || env.damage == nullptr) {
     p.full = "this display does not report what changed (no X DAMAGE)";
   }

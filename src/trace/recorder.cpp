@@ -445,6 +445,12 @@ void recorder::take_frame(bool key) {
     scale_h_ = s.h;
     key = true;
   }
+  // The frame hides what captures hide, by the grants of now.
+  std::shared_ptr<const grant_view> view;
+  if (cfg_.grants != nullptr) view = cfg_.grants->view();
+  const uint64_t view_epoch = view && view->filtering() ? view->epoch : 0;
+  grab_->use_view(std::move(view));
+  if (view_epoch != view_epoch_) key = true;
   const std::optional<uint64_t> mark = damage_->sync_mark();
   std::optional<std::vector<rect>> changed;
   if (!key && mark_ && mark) changed = damage_->rects_changed(*mark_, *screen, kMostCrops);
@@ -521,6 +527,7 @@ void recorder::take_frame(bool key) {
     return;
   }
   mark_ = mark;
+  view_epoch_ = view_epoch;
   if (key) {
     frames_since_key_ = 0;
     crop_bytes_since_key_ = 0;

@@ -205,6 +205,9 @@ class recorder {
   bool file_has_key_ = false;  // This part has its key frame.
   std::unique_ptr<grabber> grab_;
   std::optional<uint64_t> mark_;  // The DAMAGE mark of the latest frame.
+  // The grants' epoch the latest frame hid by (0: nothing hidden): a frame
+  // under another is a key frame, since a change of grants draws nothing.
+  uint64_t view_epoch_ = 0;
   int screen_w_ = 0, screen_h_ = 0, scale_w_ = 0, scale_h_ = 0;
   int frames_since_key_ = 0;
   size_t crop_bytes_since_key_ = 0;
