@@ -1,8 +1,10 @@
 #include "capture/scale.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cstring>
+#include <mutex>
 
 // The vector levels are x86-64 functions compiled for their instruction set
 // with GCC's (and clang's) target attribute, so a generic x86-64 build
@@ -402,6 +404,59 @@ template <int P>
 
 }  // namespace
 
+namespace {
+
+// The taps of a scale, and the vector levels' weight pairs, made once.
+std::shared_ptr<const area_scaler::plan> make_plan(int src_w, int src_h, int dst_w, int dst_h,
+                                                   bool pairs_too) {
+  auto plan = std::make_shared<area_scaler::plan>();
+  plan->x = make_area_taps(src_w, dst_w);
+  plan->y = make_area_taps(src_h, dst_h);
+  if (!pairs_too) return plan;
+  const int count = plan->x.count, pairs = (count + 1) / 2;
+  plan->xpairs.assign(size_t(pairs) * size_t(dst_w) * 8, 0);
+  for (int p = 0; p < pairs; ++p) {
+    for (int x = 0; x < dst_w; ++x) {
+      const uint16_t* w = &plan->x.weights[size_t(x) * size_t(count) + size_t(2 * p)];
+      const int16_t w0 = int16_t(w[0]), w1 = 2 * p + 1 < count ? int16_t(w[1]) : 0;
+      int16_t* out = &plan->xpairs[(size_t(p) * size_t(dst_w) + size_t(x)) * 8];
+      for (int c = 0; c < 4; ++c) {
+        out[2 * c] = w0;
+        out[2 * c + 1] = w1;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+std::shared_ptr<const area_scaler::plan> scale_plan_for(int src_w, int src_h, int dst_w,
+                                                        int dst_h, bool pairs_too) {
+  // A screenshot makes a scaler per PNG strip, and every one of them used
+  // to build the same taps: 9% of a screenshot's CPU in a profile. The few
+  // sizes a server scales between (the screen, a window, a zoom) are kept.
+  constexpr size_t kKept = 8;
+  struct entry {
+    std::array<int, 5> key;
+    std::shared_ptr<const area_scaler::plan> plan;
+  };
+  static std::mutex mu;
+  static std::vector<entry> kept;
+  const std::array<int, 5> key{src_w, src_h, dst_w, dst_h, pairs_too ? 1 : 0};
+  std::lock_guard<std::mutex> lock(mu);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (kept[i].key != key) continue;
+    // Most recent first.
+    std::rotate(kept.begin(), kept.begin() + ptrdiff_t(i), kept.begin() + ptrdiff_t(i) + 1);
+    return kept.front().plan;
+  }
+  auto plan = make_plan(src_w, src_h, dst_w, dst_h, pairs_too);
+  kept.insert(kept.begin(), entry{key, plan});
+  if (kept.size() > kKept) kept.pop_back();
+  return plan;
+}
+
 area_scaler::area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layout layout,
                          simd_level level)
     : src_w_(src_w),
@@ -410,34 +465,19 @@ area_scaler::area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layou
       layout_(layout),
       level_(std::min(level, simd_best())) {
   if (dst_w == src_w && dst_h == src_h) return;
-  xtaps_ = make_area_taps(src_w, dst_w);
-  ytaps_ = make_area_taps(src_h, dst_h);
+  plan_ = scale_plan_for(src_w, src_h, dst_w, dst_h, level_ != simd_level::scalar);
   acc_.assign(size_t(src_w + 1) * 4, 0);
-  if (level_ == simd_level::scalar) return;
-  const int count = xtaps_.count, pairs = (count + 1) / 2;
-  xpairs_.assign(size_t(pairs) * size_t(dst_w) * 8, 0);
-  for (int p = 0; p < pairs; ++p) {
-    for (int x = 0; x < dst_w; ++x) {
-      const uint16_t* w = &xtaps_.weights[size_t(x) * size_t(count) + size_t(2 * p)];
-      const int16_t w0 = int16_t(w[0]), w1 = 2 * p + 1 < count ? int16_t(w[1]) : 0;
-      int16_t* out = &xpairs_[(size_t(p) * size_t(dst_w) + size_t(x)) * 8];
-      for (int c = 0; c < 4; ++c) {
-        out[2 * c] = w0;
-        out[2 * c + 1] = w1;
-      }
-    }
-  }
 }
 
 template <int K>
 void area_scaler::horizontal(uint8_t* rgb) const {
   // K is the tap count when the compiler knows it (the common downscales
   // need 2 to 4), so the inner loop unrolls; K == 0 reads it at run time.
-  const int count = K > 0 ? K : xtaps_.count;
+  const int count = K > 0 ? K : plan_->x.count;
   const int r = layout_.r, g = layout_.g, b = layout_.b;
   const uint16_t* acc = acc_.data();
-  const uint16_t* wx = xtaps_.weights.data();
-  const int* start = xtaps_.start.data();
+  const uint16_t* wx = plan_->x.weights.data();
+  const int* start = plan_->x.start.data();
   for (int x = 0; x < dst_w_; ++x, rgb += 3, wx += count) {
     const uint16_t* a = acc + size_t(start[x]) * 4;
     uint32_t sr = 1u << 15, sg = 1u << 15, sb = 1u << 15;
@@ -457,9 +497,9 @@ void area_scaler::scalar_row(const uint8_t* src, size_t stride, int y, uint8_t* 
   // Vertical pass over whole source rows, all four bytes of each pixel at
   // once: a plain multiply-add over contiguous memory that vectorizes.
   const size_t n = size_t(src_w_) * 4;
-  const int ycount = ytaps_.count;
-  const uint16_t* wy = &ytaps_.weights[size_t(y) * size_t(ycount)];
-  const uint8_t* row0 = src + size_t(ytaps_.start[size_t(y)]) * stride;
+  const int ycount = plan_->y.count;
+  const uint16_t* wy = &plan_->y.weights[size_t(y) * size_t(ycount)];
+  const uint8_t* row0 = src + size_t(plan_->y.start[size_t(y)]) * stride;
   uint16_t* acc = acc_.data();
   {
     const uint16_t w = wy[0];
@@ -473,7 +513,7 @@ void area_scaler::scalar_row(const uint8_t* src, size_t stride, int y, uint8_t* 
   }
   // Horizontal pass: gather the few source pixels under each destination
   // pixel. Values are in 1/256ths, weights too: shift by 16 with rounding.
-  switch (xtaps_.count) {
+  switch (plan_->x.count) {
     case 2: horizontal<2>(rgb); break;
     case 3: horizontal<3>(rgb); break;
     case 4: horizontal<4>(rgb); break;
@@ -495,17 +535,17 @@ void area_scaler::row(const uint8_t* src, size_t stride, int y, uint8_t* rgb) {
       }
       return;
     }
-    const uint8_t* row0 = src + size_t(ytaps_.start[size_t(y)]) * stride;
-    const uint16_t* wy = &ytaps_.weights[size_t(y) * size_t(ytaps_.count)];
+    const uint8_t* row0 = src + size_t(plan_->y.start[size_t(y)]) * stride;
+    const uint16_t* wy = &plan_->y.weights[size_t(y) * size_t(plan_->y.count)];
     const size_t n = size_t(src_w_) * 4;
     const int16_t* acc = reinterpret_cast<const int16_t*>(acc_.data());
-    const int pairs = (xtaps_.count + 1) / 2;
+    const int pairs = (plan_->x.count + 1) / 2;
     if (avx2) {
-      vertical_passes<vertical_avx2>(row0, stride, wy, ytaps_.count, n, acc_.data());
-      horizontal_avx2(acc, xtaps_.start.data(), xpairs_.data(), pairs, dst_w_, layout_, rgb);
+      vertical_passes<vertical_avx2>(row0, stride, wy, plan_->y.count, n, acc_.data());
+      horizontal_avx2(acc, plan_->x.start.data(), plan_->xpairs.data(), pairs, dst_w_, layout_, rgb);
     } else {
-      vertical_passes<vertical_ssse3>(row0, stride, wy, ytaps_.count, n, acc_.data());
-      horizontal_ssse3(acc, xtaps_.start.data(), xpairs_.data(), pairs, dst_w_, layout_, rgb);
+      vertical_passes<vertical_ssse3>(row0, stride, wy, plan_->y.count, n, acc_.data());
+      horizontal_ssse3(acc, plan_->x.start.data(), plan_->xpairs.data(), pairs, dst_w_, layout_, rgb);
     }
     return;
   }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace cu {
@@ -52,6 +53,16 @@ class area_scaler {
   area_scaler(int src_w, int src_h, int dst_w, int dst_h, pixel_layout layout,
               simd_level level = simd_best());
 
+  // What a scale between two sizes needs besides the pixels: the filter
+  // taps of both axes, and the vector levels' horizontal weights (for each
+  // pair of taps p, for each destination pixel, taps 2p and 2p+1, 0 past
+  // the last, four times over, one pair per channel, as pmaddwd takes
+  // them). Immutable, and shared between scalers of the same sizes.
+  struct plan {
+    filter_taps x, y;
+    std::vector<int16_t> xpairs;
+  };
+
   // Writes destination row y (dst_w * 3 bytes of RGB) into rgb.
   void row(const uint8_t* src, size_t src_stride, int y, uint8_t* rgb);
 
@@ -68,15 +79,16 @@ class area_scaler {
   int src_w_, dst_w_, dst_h_;
   pixel_layout layout_;
   simd_level level_;
-  filter_taps xtaps_, ytaps_;
+  std::shared_ptr<const plan> plan_;  // Null when the sizes are equal.
   // One vertically filtered source row, in 1/256ths, and one spare pixel the
   // vector loops may read (under a zero weight). The vector levels store each
   // value offset to fit a signed 16-bit number (see kVerticalBias).
   std::vector<uint16_t> acc_;
-  // The vector levels' horizontal weights: for each pair of taps p, for
-  // each destination pixel, taps 2p and 2p+1 (0 past the last) four times
-  // over, one pair per channel, as pmaddwd takes them.
-  std::vector<int16_t> xpairs_;
 };
+
+// The plan of a scale from src to dst (with the vector levels' pairs when
+// pairs_too), from the few most recently used, or made now. Thread-safe.
+std::shared_ptr<const area_scaler::plan> scale_plan_for(int src_w, int src_h, int dst_w,
+                                                        int dst_h, bool pairs_too);
 
 }  // namespace cu
