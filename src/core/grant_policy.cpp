@@ -1,5 +1,6 @@
 #include "core/grant_policy.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "util/ascii.h"
@@ -25,8 +26,14 @@ std::string quoted(std::string_view s) {
 
 std::string app_identity::label() const {
   // The instance first: it tells two windows of one class apart (xterm
-  // -name mail), and a grant of it covers that window alone.
-  if (!instance.empty()) return instance;
+  // -name mail), and a grant of it covers that window alone; but not an
+  // instance that is no name to ask for (Chromium's "chromium (/tmp/p)"
+  // with a profile directory): the class then.
+  const bool plain = !instance.empty() && std::all_of(instance.begin(), instance.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '-' || c == '_';
+  });
+  if (plain || (cls.empty() && !instance.empty())) return instance;
   if (!cls.empty()) return cls;
   if (!exe.empty()) return exe;
   if (!comm.empty()) return comm;

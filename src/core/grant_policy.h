@@ -38,8 +38,8 @@ struct app_identity {
   std::string exe;            // The base name of /proc/PID/exe, else empty.
   std::string comm;           // /proc/PID/comm, else empty.
 
-  // How refusals name the application: its WM_CLASS instance, else class,
-  // else executable, else its window's id.
+  // How refusals name the application: its WM_CLASS instance when that is
+  // a plain name, else its class, else executable, else its window's id.
   std::string label() const;
 };
 

@@ -86,6 +86,12 @@ TEST_CASE("an enforcing policy allows what is granted by WM_CLASS, executable or
   CHECK(no_desktop.view()->judge(desktop) == cu::grant_view::verdict::desktop_off);
 }
 
+TEST_CASE("a refusal names the application by a name a grant of which covers it") {
+  CHECK(app("other", "XTerm").label() == "other");
+  CHECK(app("chromium (/tmp/profile)", "Chromium").label() == "Chromium");
+  CHECK(app("", "", "keepassxc").label() == "keepassxc");
+}
+
 TEST_CASE("a refusal names the application and how to grant it") {
   cu::grant_policy p(cu::grants_mode::enforce, {}, true, nullptr);
   auto v = p.view();
