@@ -383,7 +383,7 @@ result<grabber::window_frame> grabber::grab_window(uint32_t window,
       const std::string id = window_id_text(window);
       return make_error(errc::refused,
                         view_->refusal(str_cat("a capture of window ", id),
-                                       str_cat("window ", id), *app, v));
+                                       str_cat("window ", id, " is"), *app, v));
     }
   }
   const size2 size{(*geometry)->width, (*geometry)->height};
