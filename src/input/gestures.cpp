@@ -200,7 +200,7 @@ tool_result type(input_context& ctx, const std::vector<typed_char>& keys, size_t
 tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_t n,
                 const std::string& label) {
   size_t tapped = 0;
-  if (auto s = ctx.allowed_keys("the keys"); !s) return failed(s.err());
+  if (auto s = ctx.allowed_keys("pressing keys"); !s) return failed(s.err());
   for (int64_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < chords.size(); ++c) {
       if (tapped > 0) {
