@@ -18,9 +18,9 @@
 #include "input/actor.h"
 #include "protocol/executor.h"
 #include "protocol/screen_watch.h"
+#include "toolsets/registry.h"
 #if CU_HAVE_A11Y
 #include "a11y/a11y.h"
-#include "toolsets/registry.h"
 #endif
 
 namespace cu {
