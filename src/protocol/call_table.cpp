@@ -39,6 +39,9 @@ class table_tool_call final : public tool_call {
 
   void capture(capture_job job) override {
     done_ = true;
+    // Its answer may set the coordinate session that calls sent after it
+    // map through.
+    if (!in_batch_) t_.session_makers_.insert(seq_);
     job.seq = seq_;
     job.reply = reply();
     t_.hand_off(seq_, t_.captures_, std::move(job));
@@ -129,6 +132,9 @@ class table_tool_call final : public tool_call {
 
   void find_until(capture_job job, bool appear, double timeout_secs) override {
     done_ = true;
+    // A search that waits for its template may last minutes: nothing
+    // waits for it.
+    t_.session_makers_.erase(seq_);
     expect_seconds(timeout_secs);
     t_.start_until(seq_, std::move(job), appear, timeout_secs);
   }
@@ -197,6 +203,7 @@ call_table::call_table(call_context ctx)
       desktop_(ctx_.desk),
       waits_(ctx_.loop, "a wait"),
       pauses_(ctx_.loop, "a batch's pause"),
+      parking_(ctx_.loop, "the wait for a screenshot sent before it"),
       watching_(watches_) {
   empty_args_ = empty_parser_.parse(std::string_view("{}")).get_object().value();
 #if CU_HAVE_A11Y
@@ -255,7 +262,67 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
     answer(seq, tool_result::failure(unknown_tool_message(name)));
     return;
   }
+  if (must_park(seq, *def)) return park(seq, *def, args);
+  // A capture tool's answer is a session from the start (screenshot_marks
+  // reads the accessibility trees before it captures).
+  if (def->runs_on == executor::capture) session_makers_.insert(seq);
   dispatch(seq, *def, args, false);
+}
+
+namespace {
+
+// Whether def's arguments may be in the screenshot's image space: a batch's
+// steps may be.
+bool maps_coordinates(const tool_def& def) {
+  return def.image_coordinates || def.name == "computer_batch";
+}
+
+}  // namespace
+
+bool call_table::must_park(uint64_t seq, const tool_def& def) const {
+  if (!maps_coordinates(def) && def.runs_on != executor::input) return false;
+  if (!parked_.empty()) return true;
+  return maps_coordinates(def) && !session_makers_.empty() && *session_makers_.begin() < seq;
+}
+
+void call_table::park(uint64_t seq, const tool_def& def, object args) {
+  log(log_level::debug, "call %llu (%.*s) waits for the screenshot sent before it",
+      static_cast<unsigned long long>(seq), int(def.name.size()), def.name.data());
+  parked_.push_back({seq, &def, simdjson::minify(args)});
+  calls_.at(seq).at = &parking_;
+  const double bound_ms = ctx_.cfg.screenshot_delay_secs * 1000.0 + double(kParkSlackMs);
+  parking_.start(seq, uint64_t(bound_ms), [this, seq] { run_parked(seq); });
+}
+
+void call_table::run_parked(uint64_t forced) {
+  while (!parked_.empty()) {
+    parked_call& p = parked_.front();
+    auto it = calls_.find(p.seq);
+    if (it == calls_.end() || it->second.cancelled) {
+      parked_.pop_front();
+      continue;
+    }
+    const bool waits = maps_coordinates(*p.def) && !session_makers_.empty() &&
+                       *session_makers_.begin() < p.seq;
+    if (waits && p.seq != forced) return;
+    if (waits) {
+      log(log_level::warn,
+          "call %llu (%.*s) waited its bound for the screenshot sent before it; it runs "
+          "against the coordinate session there is",
+          static_cast<unsigned long long>(p.seq), int(p.def->name.size()), p.def->name.data());
+    }
+    parked_call run = std::move(p);
+    parked_.pop_front();
+    parking_.stop(run.seq);
+    it->second.at = nullptr;
+    object args;
+    if (parked_parser_.parse(run.args).get(args) != simdjson::SUCCESS) {
+      answer(run.seq, tool_result::failure("internal error"));
+      continue;
+    }
+    if (run.def->runs_on == executor::capture) session_makers_.insert(run.seq);
+    dispatch(run.seq, *run.def, args, false);
+  }
 }
 
 std::optional<tool_result> call_table::run_step(uint64_t seq, const tool_def& def, object args) {
@@ -340,10 +407,13 @@ void call_table::complete(uint64_t seq, std::string line, bool is_error, const t
   if (f.cancelled) line.clear();
   std::shared_ptr<rpc_group> group = std::move(f.group);
   calls_.erase(it);
+  session_makers_.erase(seq);
   ctx_.out.answer(std::move(group), std::move(line), std::move(written));
   // Recorded once the answer is on its way: the record's copy is not the
   // caller's wait.
   if (ctx_.trace != nullptr) ctx_.trace->call_ended(seq, answered ? r : nullptr, cancelled, frame);
+  // Calls waiting for this screenshot (or behind this call) may run now.
+  if (!parked_.empty()) run_parked();
   ctx_.on_call_end();
 }
 

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,6 +83,16 @@ class call_table final : public batch_host, public until_host {
 
   // A tools/call request with these params (nothing: none were sent), in
   // the era whose result shape its answer takes.
+  //
+  // Calls run at once and answer in completion order, with one exception
+  // that keeps a pipeline meaning what it says: a call whose arguments are
+  // in the screenshot's image space (tool_def::image_coordinates) waits
+  // while a screenshot-making call sent before it is in flight, so its
+  // coordinates map through that screenshot's session; and once any call
+  // waits, later calls of image coordinates or input (the input actor's
+  // tools, computer_batch) wait behind it, so input goes out in the order
+  // it was sent. Each waits kParkSlackMs past CU_SCREENSHOT_DELAY at most,
+  // then runs against whatever session there is (docs/protocol.md, "Order").
   void call(std::string_view id_json, const std::optional<simdjson::dom::object>& params,
             rpc_era era = rpc_era::legacy);
 
@@ -185,6 +196,30 @@ class call_table final : public batch_host, public until_host {
   // A chained step of call seq came back (tool_call::then).
   void run_next(uint64_t seq, std::optional<tool_result> r);
 
+  // The calls that wait for a screenshot sent before them (call's
+  // exception): parked, each with its arguments as JSON text (the request's
+  // parser is reused by the next line), run in order once no
+  // session-making call sent before the first is in flight, or when the
+  // first's bound runs out.
+  struct parked_call {
+    uint64_t seq;
+    const tool_def* def;
+    std::string args;
+  };
+  static constexpr uint64_t kParkSlackMs = 5000;
+  // Whether def's call, sent now, must wait (a call sent before it is in
+  // flight and would make the session it maps through, or calls wait).
+  bool must_park(uint64_t seq, const tool_def& def) const;
+  void park(uint64_t seq, const tool_def& def, simdjson::dom::object args);
+  // Runs the parked calls that may run now; forced: this one's bound ran
+  // out, and it runs whatever is in flight.
+  void run_parked(uint64_t forced = 0);
+  // The calls sent so far whose answer will carry a coordinate session (a
+  // capture tool's, or any call with a capture in flight), by seq.
+  std::set<uint64_t> session_makers_;
+  std::deque<parked_call> parked_;
+  simdjson::dom::parser parked_parser_;
+
   call_context ctx_;
   simdjson::dom::parser empty_parser_;
   simdjson::dom::object empty_args_;
@@ -203,6 +238,7 @@ class call_table final : public batch_host, public until_host {
   room_executor* room_of(toolset t);
   timer_executor waits_;   // wait's timers (finish_after).
   timer_executor pauses_;  // A batch's pauses between steps.
+  timer_executor parking_;  // A parked call's bound.
   watch_executor watching_;
   uint64_t next_seq_ = 0;
   std::unordered_map<uint64_t, call_state> calls_;

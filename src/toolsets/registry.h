@@ -47,6 +47,11 @@ struct tool_def {
   // A JSON Schema of the result's structuredContent, as JSON text; empty
   // when the tool returns none.
   std::string_view output_schema = {};
+  // An argument is in the screenshot's image space (a `coordinate` or an
+  // `image_region` of the tables' fragments): the call maps it through the
+  // coordinate session, so it waits for a screenshot sent before it
+  // (protocol/call_table.h, the calls that wait).
+  bool image_coordinates = false;
 };
 
 // A tool of a room's table, bound to its code: where its work runs and the

@@ -293,6 +293,20 @@ void read_extensions(registry_data& r, toolset by, object table) {
   }
 }
 
+// Whether an input schema's properties take a point or a region of the
+// screenshot's image (the `coordinate` and `image_region` fragments).
+bool takes_image_coordinates(element input) {
+  object props;
+  if (input["properties"].get(props) != simdjson::SUCCESS) return false;
+  for (auto field : props) {
+    object p;
+    if (field.value.get(p) != simdjson::SUCCESS) continue;
+    std::string_view def = text_at(p, "$def");
+    if (def == "coordinate" || def == "image_region") return true;
+  }
+  return false;
+}
+
 registry_data build(std::span<const toolset_room* const> rooms) {
   registry_data r;
   r.defs = parse_table(r, tables::defs, "defs.json");
@@ -328,6 +342,7 @@ registry_data build(std::span<const toolset_room* const> rooms) {
         bad_table(str_cat("the tool ", def.name, " has no input schema"));
       }
       src.has_output = t["output"].get(src.output) == simdjson::SUCCESS;
+      def.image_coordinates = takes_image_coordinates(src.input);
       tools.push_back(def);
       sources.push_back(src);
     }
