@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <utility>
 
 #include "util/log.h"
@@ -315,7 +316,14 @@ void input_actor::thread_main() {
   }
   lock.unlock();
   end_holds_early(kStopping);
-  ctx_.release_all();
+  // Keys and buttons go up at once. Characters typed on borrowed keycodes
+  // may still wait in a program's queue (a busy GTK program reads them
+  // after the answer has gone): it reads each with the keymap it has then,
+  // so the keycodes are given back when they would have been had the
+  // server gone on, a second after their last use at most.
+  ctx_.release_held();
+  if (auto due = ctx_.restore_due()) std::this_thread::sleep_until(*due);
+  ctx_.restore_borrowed();
 }
 
 }  // namespace cu

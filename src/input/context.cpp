@@ -800,6 +800,12 @@ bool input_context::holds_anything() const {
 
 void input_context::release_all() {
   if (!conn_ || xcb_connection_has_error(conn_.get())) return;
+  release_held();
+  restore_borrowed();
+}
+
+void input_context::release_held() {
+  if (!conn_ || xcb_connection_has_error(conn_.get())) return;
   for (size_t kc = 0; kc < key_refs_.size(); ++kc) {
     key_refs_[kc] = 0;
     set_down(uint8_t(kc), false);
@@ -807,7 +813,6 @@ void input_context::release_all() {
   for (uint8_t b = 1; b < 32; ++b) {
     if (button_is_down(b)) button(b, false);
   }
-  restore_borrowed();
   sync();
 }
 

@@ -186,6 +186,10 @@ class input_context {
   // Releases every key and button this server holds. Safe to call when
   // nothing is held or the display is gone.
   void release_all();
+  // The same, but borrowed keycodes stay bound (the stop gives them back
+  // when restore_due says, so a program still reading the keys typed with
+  // them reads them right).
+  void release_held();
   bool holds_anything() const;
 
   // Borrowed keycodes go back to NoSymbol once unused for a while, so
