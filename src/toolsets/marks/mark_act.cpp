@@ -92,6 +92,7 @@ void found_at(mark_aim& a, const look_record& seen, const mark& m, const rect& n
   }
 }
 
+#if CU_HAVE_A11Y
 // Whether two boxes on the root are one place: each edge within 3 pixels
 // (a map's box came through the image's scale and back).
 bool same_place(const rect& a, const rect& b) {
@@ -99,6 +100,7 @@ bool same_place(const rect& a, const rect& b) {
   return near(a.x, b.x) && near(a.y, b.y) && near(a.x + a.w, b.x + b.w) &&
          near(a.y + a.h, b.y + b.h);
 }
+#endif
 
 bool is_title_bar(const mark& m) {
   return m.what.source == mark_source::windows && m.what.role == "title bar" &&
