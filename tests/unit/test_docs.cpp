@@ -153,7 +153,10 @@ TEST_CASE("the environment table's names are unique and each meaning is one line
 }
 
 TEST_CASE("config_from_env gives the defaults the environment table states") {
-  for (const cu::env_var& v : cu::environment_variables()) unsetenv(std::string(v.name).c_str());
+  // The settings only: the session's PATH and HOME stay the test's.
+  for (const cu::env_var& v : cu::environment_variables()) {
+    if (v.setting) unsetenv(std::string(v.name).c_str());
+  }
   const cu::config c = cu::config_from_env();
   auto text = [](std::string_view name) {
     const cu::env_var* v = cu::find_env_var(name);
