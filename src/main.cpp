@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <unistd.h>
 
 #include "build_config.h"
@@ -17,59 +19,111 @@
 #include "protocol/server.h"
 #include "toolsets/registry.h"
 #include "util/config.h"
+#include "util/environment.h"
 #include "util/lock.h"
 #include "util/log.h"
+#include "util/str_cat.h"
 #include "vision/ocr.h"
 
 namespace {
 
+// --help's two-column rows: the term from column 2, the text from column
+// 23, wrapped before column 80 with continuation lines indented to it; a
+// term that reaches the text's column puts the text on the lines below.
+constexpr size_t kTextColumn = 23;
+constexpr size_t kWidth = 79;
+
+// A space that does not break a line: add_wrapped writes it as a space.
+constexpr char kGlue = '\x01';
+
+void add_wrapped(std::string& out, std::string_view text, size_t indent, size_t column) {
+  size_t at = column;
+  bool line_empty = true;
+  while (!text.empty()) {
+    size_t space = text.find(' ');
+    std::string word(text.substr(0, space));
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    if (!line_empty && at + 1 + word.size() > kWidth) {
+      out += '\n';
+      out.append(indent, ' ');
+      at = indent;
+      line_empty = true;
+    }
+    if (!line_empty) {
+      out += ' ';
+      ++at;
+    }
+    for (char& c : word) c = c == kGlue ? ' ' : c;
+    out += word;
+    at += word.size();
+    line_empty = false;
+  }
+  out += '\n';
+}
+
+// "(default 300)" kept on one line when a line can hold it.
+std::string default_note(std::string_view value) {
+  std::string note = cu::str_cat("(default ", value, ")");
+  if (note.size() <= kWidth - kTextColumn) {
+    for (char& c : note) c = c == ' ' ? kGlue : c;
+  }
+  return note;
+}
+
+void add_row(std::string& out, std::string_view term, std::string_view text) {
+  out += "  ";
+  out += term;
+  size_t at = 2 + term.size();
+  if (at + 1 > kTextColumn) {
+    out += '\n';
+    at = 0;
+  }
+  out.append(kTextColumn - at, ' ');
+  add_wrapped(out, text, kTextColumn, kTextColumn);
+}
+
 void usage(FILE* f) {
-  fputs(
+  std::string out =
       "usage: computer-use-mcp [--help] [--version] [--toolsets LIST] [--trace DIR]\n"
       "\n"
       "A stdio MCP server for the Anthropic computer-use tools on an X11 display.\n"
       "It speaks newline-delimited JSON-RPC on stdin and stdout; logs go to stderr.\n"
       "\n"
-      "Options:\n"
-      "  --toolsets LIST       the toolsets tools/list offers, comma-separated, or all;\n"
-      "                        computer (the 24 tools) is always on; overrides CU_TOOLSETS.\n"
-      "                        Toolsets: computer, windows, vision, a11y (with libatspi)\n"
-      "  --trace DIR           record every tool call and the screen around it into\n"
-      "                        DIR (the flight recorder); overrides CU_TRACE_DIR\n"
-      "\n"
-      "Environment:\n"
-      "  DISPLAY               X display to drive (default :10)\n"
-      "  CU_LOCK_PATH          single-owner lock (default: in $XDG_RUNTIME_DIR, one per\n"
-      "                        display; /tmp/sidebutton-computer-use-<uid>/ without it)\n"
-      "  CU_SAVE_DIR           where save_to_disk writes (default /tmp/sidebutton-computer-use/)\n"
-      "  CU_IDLE_RELEASE_SECS  release held input after this idle time (default 300; 0 off)\n"
-      "  CU_SCREENSHOT_DELAY   longest settle, in seconds, before a capture that follows\n"
-      "                        input (default 2.0; 0 off)\n"
-      "  CU_SETTLE_QUIET_MS    the settle ends once the screen was quiet this long\n"
-      "                        (default 100)\n"
-      "  CU_IMAGE_FORMAT       png, jpeg or auto (default: PNG while the result fits\n"
-      "                        CU_MAX_RESULT_BYTES, else JPEG)\n"
-      "  CU_MAX_RESULT_BYTES   size budget of an image result line (default 1000000)\n"
-      "  CU_MAX_FRAME_BYTES    longest accepted request line (default 67108864)\n"
-      "  CU_CAPTURE_WORKERS    capture threads (default: one per core, at least 2)\n"
-      "  CU_TYPE_DELAY_MS      extra pause after each typed character (default 0: each\n"
-      "                        one paced by an X round trip only)\n"
-      "  CU_INPUT_GUARD        0 disables the process that releases input if we are killed\n"
-      "  CU_LOG_LEVEL          debug, info, warn or error (default info)\n"
-      "  CU_TOOLSETS           toolsets, as --toolsets (default computer)\n"
-      "  CU_TRACE_DIR          record a trace into this directory, as --trace (default\n"
-      "                        empty: off)\n"
-      "  CU_TRACE_REDACT_TEXT  1: typed text and clipboard text are left out of traces\n"
-      "  CU_TRACE_MAX_BYTES    a trace file's size bound before the next part starts\n"
-      "                        (default 67108864)\n"
-      "  CU_TRACE_KEEP         trace files kept per trace, the oldest deleted (default 8)\n"
-      "  CU_GRANTS             open (default) or enforce: only applications granted by\n"
-      "                        request_access get input and show in captures\n"
-      "  CU_DENY_APPS          comma-separated applications kept from the agent, granted\n"
-      "                        or not\n"
-      "  CU_GRANTS_DESKTOP     allow (default) or deny: whether the desktop (the root,\n"
-      "                        panels) counts as granted when enforcing\n",
-      f);
+      "Options:\n";
+  add_row(out, "--toolsets LIST",
+          "the toolsets tools/list offers (below), comma-separated, or all; computer is "
+          "always on; overrides CU_TOOLSETS");
+  add_row(out, "--trace DIR",
+          "record every tool call and the screen around it into DIR (the flight recorder); "
+          "overrides CU_TRACE_DIR");
+  add_row(out, "--help, -h", "print this and exit");
+  add_row(out, "--version", "print the version and exit");
+
+  // The toolsets come from the registry and the environment from its table
+  // (util/environment.h), so neither list can leave one out.
+  out += "\nToolsets, in tools/list order:\n";
+  for (const cu::toolset_def& t : cu::all_toolsets()) {
+    std::string text(t.summary);
+    if (std::string_view needs = cu::build_requirement(t.id); !needs.empty()) {
+      text += cu::str_cat(" (built with ", needs,
+                          cu::toolset_built(t.id) ? ")" : "; not in this build)");
+    }
+    if (t.id == cu::toolset::computer) text += " (always on)";
+    add_row(out, t.name, text);
+  }
+
+  out += "\nEnvironment:\n";
+  std::string session;
+  for (const cu::env_var& v : cu::environment_variables()) {
+    if (!v.setting) {
+      session += cu::str_cat(session.empty() ? "" : ", ", v.name);
+      continue;
+    }
+    add_row(out, v.name, cu::str_cat(v.meaning, " ", default_note(v.default_text)));
+  }
+  out += "\n  Also read from the session: ";
+  add_wrapped(out, session + " (the man page says how).", 2, 30);
+  fputs(out.c_str(), f);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "a11y/app_window.h"
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "util/threads.h"
 
 namespace cu {
 
@@ -248,6 +249,7 @@ std::unique_ptr<a11y_op> make_a11y_function(
 a11y::a11y(std::string display, completion_queue& done)
     : display_(std::move(display)), done_(done), context_(g_main_context_new()) {
   thread_ = std::thread(&a11y::thread_main, this);
+  name_thread(thread_, "cu-a11y");
 }
 
 a11y::~a11y() {
@@ -280,6 +282,7 @@ void a11y::end_soon() {
     end_at_ = (a11y_clock::now() + std::chrono::milliseconds(kEndGraceMs)).time_since_epoch().count();
     ending_flag_ = true;
     watchdog_ = std::thread(&a11y::watchdog_main, this);
+    name_thread(watchdog_, "cu-a11y-end");
   }
   g_main_context_wakeup(context_);
 }

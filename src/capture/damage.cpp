@@ -9,6 +9,7 @@
 
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "util/threads.h"
 #include "vision/look_diff.h"
 #include "x11/request.h"
 #include "x11/windows.h"
@@ -45,6 +46,7 @@ damage_monitor::damage_monitor(std::string display, server_generation& generatio
     : display_(std::move(display)), generations_(generation), ring_(kRingSize) {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   thread_ = std::thread(&damage_monitor::run, this);
+  name_thread(thread_, "cu-damage");
 }
 
 damage_monitor::~damage_monitor() {

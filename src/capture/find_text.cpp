@@ -9,6 +9,7 @@
 #include "core/json_writer.h"
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "util/threads.h"
 #include "vision/ocr.h"
 #include "vision/phrase.h"
 #include "x11/windows.h"
@@ -83,7 +84,10 @@ void text_recognizer::post(text_job job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
-    if (!thread_.joinable()) thread_ = std::thread(&text_recognizer::main, this);
+    if (!thread_.joinable()) {
+      thread_ = std::thread(&text_recognizer::main, this);
+      name_thread(thread_, "cu-ocr");
+    }
   }
   cv_.notify_all();
 }

@@ -6,6 +6,7 @@
 #include "capture/find_text.h"
 #include "capture/grabber.h"
 #include "util/log.h"
+#include "util/threads.h"
 
 namespace cu {
 
@@ -17,7 +18,10 @@ capture_pool::capture_pool(capture_config config, completion_queue& done)
   // is still connecting waits for it rather than wake another's segment.
   idle_.assign(size_t(n), 1);
   threads_.reserve(size_t(n));
-  for (int i = 0; i < n; ++i) threads_.emplace_back(&capture_pool::worker_main, this, i);
+  for (int i = 0; i < n; ++i) {
+    threads_.emplace_back(&capture_pool::worker_main, this, i);
+    name_thread(threads_.back(), "cu-capture");
+  }
 }
 
 capture_pool::~capture_pool() { stop(); }

@@ -9,6 +9,7 @@
 
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "util/threads.h"
 
 namespace cu {
 
@@ -25,6 +26,7 @@ desktop::desktop(std::string display, server_generation& generation, completion_
       done_(done),
       wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   thread_ = std::thread(&desktop::thread_main, this);
+  name_thread(thread_, "cu-desktop");
 }
 
 desktop::~desktop() {

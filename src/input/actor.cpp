@@ -7,6 +7,7 @@
 
 #include "util/log.h"
 #include "util/seconds_text.h"
+#include "util/threads.h"
 
 namespace cu {
 namespace {
@@ -38,6 +39,7 @@ input_actor::input_actor(input_config cfg, input_guard guard, server_generation&
   ctx_.before_event = cfg_.before_event;
   ctx_.grants = cfg_.grants;
   thread_ = std::thread(&input_actor::thread_main, this);
+  name_thread(thread_, "cu-input");
 }
 
 input_actor::~input_actor() { stop(); }

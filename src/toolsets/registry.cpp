@@ -43,6 +43,10 @@ std::vector<std::pair<toolset, std::unique_ptr<room_service>>> start_services(to
 
 bool toolset_built(toolset t) { return t != toolset::a11y || CU_HAVE_A11Y; }
 
+std::string_view build_requirement(toolset t) {
+  return t == toolset::a11y ? "libatspi2.0-dev" : "";
+}
+
 toolset_mask every_toolset() {
   toolset_mask m = 0;
   for (const toolset_def& t : all_toolsets()) {
@@ -81,8 +85,9 @@ result<toolset_mask> parse_toolsets(std::string_view text) {
       }
       if (!toolset_built(found->id)) {
         return make_error(errc::invalid_argument,
-                          str_cat("the toolset ", name, " is not built into this server (the a11y"
-                                  " toolset needs libatspi2.0-dev at build time)"));
+                          str_cat("the toolset ", name, " is not built into this server (the ",
+                                  name, " toolset needs ", build_requirement(found->id),
+                                  " at build time)"));
       }
       m |= mask_of(found->id);
     }

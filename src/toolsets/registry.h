@@ -130,6 +130,11 @@ toolset_mask every_toolset();
 // Whether this server was built with toolset t.
 bool toolset_built(toolset t);
 
+// What toolset t needs at build time beyond the libraries every build
+// needs ("libatspi2.0-dev" for a11y, which the build leaves out without
+// it), or empty: for --help and the refusal of a toolset not built.
+std::string_view build_requirement(toolset t);
+
 // CU_TOOLSETS or --toolsets: toolset names separated by commas (spaces
 // around them ignored), or "all". computer is always in the result. An
 // unknown or empty name is an invalid_argument error naming the toolsets

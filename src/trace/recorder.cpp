@@ -20,6 +20,7 @@
 #include "trace/records.h"
 #include "util/log.h"
 #include "util/str_cat.h"
+#include "util/threads.h"
 #include "vision/look_diff.h"
 
 namespace cu {
@@ -135,6 +136,7 @@ double recorder::ms_since_start(clock_type::time_point t) const {
 void recorder::start(damage_monitor& damage) {
   damage_ = &damage;
   thread_ = std::thread(&recorder::writer_main, this);
+  name_thread(thread_, "cu-trace");
 }
 
 void recorder::input(const input_event& e) {

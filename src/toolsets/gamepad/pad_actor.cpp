@@ -6,6 +6,7 @@
 #include "util/log.h"
 #include "util/seconds_text.h"
 #include "util/str_cat.h"
+#include "util/threads.h"
 
 namespace cu {
 namespace {
@@ -114,6 +115,7 @@ pad_actor::pad_actor(std::string uinput_path, double idle_release_secs, guard_de
       done_(done),
       last_activity_ns_(now_ns()) {
   thread_ = std::thread(&pad_actor::thread_main, this);
+  name_thread(thread_, "cu-pad");
 }
 
 pad_actor::~pad_actor() { stop(); }
