@@ -39,9 +39,6 @@ class table_tool_call final : public tool_call {
 
   void capture(capture_job job) override {
     done_ = true;
-    // Its answer may set the coordinate session that calls sent after it
-    // map through.
-    if (!in_batch_) t_.session_makers_.insert(seq_);
     job.seq = seq_;
     job.reply = reply();
     t_.hand_off(seq_, t_.captures_, std::move(job));
@@ -132,9 +129,6 @@ class table_tool_call final : public tool_call {
 
   void find_until(capture_job job, bool appear, double timeout_secs) override {
     done_ = true;
-    // A search that waits for its template may last minutes: nothing
-    // waits for it.
-    t_.session_makers_.erase(seq_);
     expect_seconds(timeout_secs);
     t_.start_until(seq_, std::move(job), appear, timeout_secs);
   }
@@ -263,9 +257,7 @@ void call_table::call(std::string_view id_json, const std::optional<object>& par
     return;
   }
   if (must_park(seq, *def)) return park(seq, *def, args);
-  // A capture tool's answer is a session from the start (screenshot_marks
-  // reads the accessibility trees before it captures).
-  if (def->runs_on == executor::capture) session_makers_.insert(seq);
+  if (def->makes_session) session_makers_.insert(seq);
   dispatch(seq, *def, args, false);
 }
 
@@ -320,7 +312,7 @@ void call_table::run_parked(uint64_t forced) {
       answer(run.seq, tool_result::failure("internal error"));
       continue;
     }
-    if (run.def->runs_on == executor::capture) session_makers_.insert(run.seq);
+    if (run.def->makes_session) session_makers_.insert(run.seq);
     dispatch(run.seq, *run.def, args, false);
   }
 }

@@ -214,8 +214,8 @@ class call_table final : public batch_host, public until_host {
   // Runs the parked calls that may run now; forced: this one's bound ran
   // out, and it runs whatever is in flight.
   void run_parked(uint64_t forced = 0);
-  // The calls sent so far whose answer will carry a coordinate session (a
-  // capture tool's, or any call with a capture in flight), by seq.
+  // The calls in flight whose answer becomes the coordinate session
+  // (tool_def::makes_session), by seq.
   std::set<uint64_t> session_makers_;
   std::deque<parked_call> parked_;
   simdjson::dom::parser parked_parser_;

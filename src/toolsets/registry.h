@@ -52,6 +52,10 @@ struct tool_def {
   // coordinate session, so it waits for a screenshot sent before it
   // (protocol/call_table.h, the calls that wait).
   bool image_coordinates = false;
+  // Its answer is an image that becomes the coordinate session (the
+  // table's "session": screenshot, screenshot_marks, get_app_state): calls
+  // of image coordinates sent after it wait for it.
+  bool makes_session = false;
 };
 
 // A tool of a room's table, bound to its code: where its work runs and the

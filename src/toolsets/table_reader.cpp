@@ -335,6 +335,8 @@ registry_data build(std::span<const toolset_room* const> rooms) {
         def.annotations = {.read_only = flag("readOnly"), .destructive = flag("destructive"),
                            .idempotent = flag("idempotent"), .open_world = flag("openWorld")};
       }
+      bool session = false;
+      def.makes_session = t["session"].get(session) == simdjson::SUCCESS && session;
       uint64_t timeout = 0;
       if (t["timeoutMs"].get(timeout) == simdjson::SUCCESS) def.timeout_ms = uint32_t(timeout);
       tool_source src;
