@@ -813,3 +813,59 @@ TEST_CASE("a layout switched to German while the server runs is followed") {
   xterm_typist term(x.display());
   CHECK(term.type_and_collect(s, "yz@€ Zürich") == "yz@€ Zürich\n");
 }
+
+TEST_CASE("a click sent behind a screenshot on one pipe waits for it and maps through it; a "
+          "cancelled waiting click is never answered, and the input behind it goes out in order") {
+  // docs/protocol.md's "Order". A key before the screenshot makes it settle
+  // for three quiet seconds, so everything after it arrives while it is in
+  // flight: one write, as a pipeline sends it.
+  xvfb x;
+  input_probe probe(x.display());
+  server_process s(x.display(), {{"CU_SETTLE_QUIET_MS", "3000"}, {"CU_SCREENSHOT_DELAY", "5"}});
+  s.write_raw(tool_call("\"k\"", "key", R"({"text":"shift"})") + "\n" +
+              tool_call("\"s\"", "screenshot", "{}") + "\n" +
+              tool_call("\"c1\"", "left_click", R"({"coordinate":[100,100]})") + "\n" +
+              R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}})" +
+              "\n" +
+              tool_call("\"c2\"", "left_click", R"({"coordinate":[683,384]})") + "\n" +
+              tool_call("\"t\"", "key", R"({"text":"a"})") + "\n");
+  std::vector<std::string> order;
+  while (order.size() < 4) {
+    auto line = s.read_line(30000);
+    REQUIRE(line);
+    const std::string id = id_of(*line);
+    if (id.empty()) continue;
+    INFO(line->substr(0, 300));
+    CHECK_FALSE(is_error(*parse_json(*line)));
+    order.push_back(id);
+  }
+  s.close_stdin();
+  while (auto line = s.read_line(10000)) {
+    if (!id_of(*line).empty()) order.push_back(id_of(*line));
+  }
+  std::string said;
+  for (const std::string& id : order) said += id + " ";
+  INFO("answered in the order " << said);
+  auto at = [&](const char* id) { return std::find(order.begin(), order.end(), id) - order.begin(); };
+  CHECK(order.size() == 4);
+  CHECK(at("\"c1\"") == std::ptrdiff_t(order.size()));  // Never answered.
+  CHECK(at("\"s\"") < at("\"c2\""));
+  CHECK(at("\"c2\"") < at("\"t\""));
+  // One press, at the device point the screenshot's session maps [683, 384]
+  // to, and the key after the click.
+  std::vector<input_event> events = probe.take();
+  INFO(describe(events));
+  size_t press = events.size(), key = events.size(), presses = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (events[i].type == XCB_BUTTON_PRESS) {
+      ++presses;
+      press = i;
+      CHECK(events[i].root_x == device_x(683));
+      CHECK(events[i].root_y == device_y(384));
+    }
+    if (events[i].type == XCB_KEY_PRESS && probe.keysym_of(events[i].detail) == 'a') key = i;
+  }
+  CHECK(presses == 1);
+  CHECK(press < key);
+  CHECK(key < events.size());
+}
