@@ -281,6 +281,7 @@ void call_table::park(uint64_t seq, const tool_def& def, object args) {
   log(log_level::debug, "call %llu (%.*s) waits for the screenshot sent before it",
       static_cast<unsigned long long>(seq), int(def.name.size()), def.name.data());
   parked_.push_back({seq, &def, simdjson::minify(args)});
+  parked_bytes_ += parked_.back().args.size();
   calls_.at(seq).at = &parking_;
   const double bound_ms = ctx_.cfg.screenshot_delay_secs * 1000.0 + double(kParkSlackMs);
   parking_.start(seq, uint64_t(bound_ms), [this, seq] { run_parked(seq); });
@@ -291,6 +292,7 @@ void call_table::run_parked(uint64_t forced) {
     parked_call& p = parked_.front();
     auto it = calls_.find(p.seq);
     if (it == calls_.end() || it->second.cancelled) {
+      parked_bytes_ -= p.args.size();
       parked_.pop_front();
       continue;
     }
@@ -304,6 +306,7 @@ void call_table::run_parked(uint64_t forced) {
           static_cast<unsigned long long>(p.seq), int(p.def->name.size()), p.def->name.data());
     }
     parked_call run = std::move(p);
+    parked_bytes_ -= run.args.size();
     parked_.pop_front();
     parking_.stop(run.seq);
     it->second.at = nullptr;

@@ -117,6 +117,9 @@ class call_table final : public batch_host, public until_host {
   void pump_captures() { captures_.pump(); }
 
   size_t size() const { return calls_.size(); }
+  // The bytes of arguments the waiting calls keep (call's exception): the
+  // server stops reading stdin while they are many (server.h).
+  size_t parked_bytes() const { return parked_bytes_; }
   bool stopping() const override { return ctx_.stopping(); }
   toolset_mask toolsets() const override { return ctx_.cfg.toolsets_on; }
   bool empty() const { return calls_.empty(); }
@@ -218,6 +221,7 @@ class call_table final : public batch_host, public until_host {
   // (tool_def::makes_session), by seq.
   std::set<uint64_t> session_makers_;
   std::deque<parked_call> parked_;
+  size_t parked_bytes_ = 0;
   simdjson::dom::parser parked_parser_;
 
   call_context ctx_;

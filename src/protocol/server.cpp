@@ -341,13 +341,14 @@ void server::feed_input(const char* data, size_t n) {
 }
 
 bool server::over_bounds() const {
-  return out_.waiting_bytes() > kStdoutHighBytes || calls_.size() >= kMaxInflight;
+  return out_.waiting_bytes() > kStdoutHighBytes || calls_.size() >= kMaxInflight ||
+         calls_.parked_bytes() > kStdoutHighBytes;
 }
 
 void server::relieve_pressure() {
   calls_.pump_captures();
   if (input_paused_ && !stopping_ && out_.waiting_bytes() <= kStdoutLowBytes &&
-      calls_.size() <= kMaxInflight * 3 / 4) {
+      calls_.size() <= kMaxInflight * 3 / 4 && calls_.parked_bytes() <= kStdoutLowBytes) {
     input_paused_ = false;
     std::string held = std::move(held_input_);
     held_input_.clear();

@@ -42,9 +42,11 @@ class a11y;
 
 // Backpressure. While more than kStdoutHighBytes of answers wait for the
 // client to read them (counting those held for an unfinished batch array),
-// or kMaxInflight requests are in flight, no further frame is dispatched
-// and stdin is not read; both resume once the answers are down to
-// kStdoutLowBytes and the requests to three quarters of the bound. A
+// or kMaxInflight requests are in flight, or the calls waiting for a
+// screenshot sent before them keep more than kStdoutHighBytes of arguments,
+// no further frame is dispatched and stdin is not read; both resume once
+// the answers and those arguments are down to kStdoutLowBytes and the
+// requests to three quarters of the bound. A
 // client that stops reading therefore costs a bounded amount of memory
 // instead of one finished screenshot per request it sent. (The byte bounds
 // are in replies.h.)

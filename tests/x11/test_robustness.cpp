@@ -319,3 +319,49 @@ TEST_CASE("with no X server, queued clipboard calls all fail at once, naming the
   }
   CHECK(now_ms() - start < 2000);
 }
+
+TEST_CASE("calls waiting for a screenshot keep at most 16 MiB of arguments before stdin waits") {
+  // docs/protocol.md's "Order" and "Backpressure": a screenshot that settles
+  // for three quiet seconds, then 96 clicks of 1 MiB each (an argument the
+  // click refuses once it runs). Each waits behind the screenshot with its
+  // arguments kept; past 16 MiB of them the server reads no further until
+  // they have run, so the rest wait in the pipe, not in the server.
+  xvfb x;
+  server_process s(x.display(), {{"CU_SETTLE_QUIET_MS", "3000"}, {"CU_SCREENSHOT_DELAY", "10"},
+                                 {"MALLOC_PERTURB_", "0"}});
+  REQUIRE_FALSE(is_error(*s.call_tool("cursor_position")));
+  const int64_t idle_kib = process_memory(s.pid()).rss;
+  constexpr int kClicks = 96;
+  const std::string pad(size_t{1} << 20, 'a');
+  std::string head = tool_request(1, "key", R"({"text":"shift"})") + "\n" +
+                     tool_request(2, "screenshot") + "\n";
+  // The writer blocks once the server stops reading: a thread of its own.
+  std::thread writer([&] {
+    s.write_raw(head);
+    for (int i = 0; i < kClicks; ++i) {
+      s.write_raw(tool_request(100 + i, "left_click",
+                               R"({"coordinate":[10,10],"padding":")" + pad + R"("})") +
+                  "\n");
+    }
+  });
+  int answered = 0, refused = 0;
+  while (answered < kClicks + 2) {
+    auto line = s.read_line(60000);
+    if (!line) break;
+    json_ptr j = parse_json(std::move(*line));
+    int64_t id = 0;
+    if (j->root["id"].get(id) != simdjson::SUCCESS) continue;
+    ++answered;
+    if (id >= 100 && text_of(*j).find("Invalid argument \"padding\"") != std::string::npos) {
+      ++refused;
+    }
+  }
+  writer.join();
+  const memory_kib m = process_memory(s.pid());
+  INFO("idle " << idle_kib << " KiB, peak " << m.peak << " KiB; " << answered << " answers");
+  CHECK(answered == kClicks + 2);
+  CHECK(refused == kClicks);
+  // 16 MiB kept, a line of 1 MiB being read and parsed, their copies; all
+  // 96 MiB kept would be far past it.
+  CHECK(m.peak - idle_kib < (kSanitized ? 96 : 48) * 1024);
+}
