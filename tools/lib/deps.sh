@@ -90,7 +90,7 @@ cu_ensure_packages() {
   fi
   count=$(wc -w <<<"$missing")
   if [ -n "${CU_APT_LOG:-}" ]; then
-    echo "installing $count Debian package(s)${CU_APT_WHY:+ $CU_APT_WHY}; log: $CU_APT_LOG" >&2
+    echo "installing $count Debian package$([ "$count" -eq 1 ] || echo s)${CU_APT_WHY:+ $CU_APT_WHY}; log: $CU_APT_LOG" >&2
     echo "installing: $missing" >>"$CU_APT_LOG"
     _cu_install_packages "$missing" >>"$CU_APT_LOG"
   else
