@@ -10,7 +10,11 @@ CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libsp
   libisal-dev libjpeg62-turbo-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev
   libxcb-randr0-dev libxcb-damage0-dev libxcb-composite0-dev
   libxkbcommon-dev libxkbcommon-x11-dev libevdev-dev"
-CU_PKGS_DISPLAY="xvfb x11-utils"
+# The private desktop tools/serve and tools/desktop start: Xvfb, openbox as
+# its window manager, xsetroot (x11-xserver-utils) for the background, and
+# xprop and xdpyinfo (x11-utils) to see that the window manager is up and
+# that a display answers.
+CU_PKGS_DISPLAY="xvfb x11-utils openbox x11-xserver-utils"
 # xterm is the real program the typing tests type into (fonts from
 # xfonts-base); setxkbmap (x11-xkb-utils) switches the layout to German;
 # xclip is the other side of the clipboard tests; xclock (x11-apps) is what
@@ -70,29 +74,68 @@ cu_missing_packages() {
 
 # cu_ensure_packages PKG...: installs whichever are missing (as root, with
 # apt-get), or says what to install and fails.
+#
+# By default apt's and dpkg's output goes to stderr. With CU_APT_LOG set (a
+# file name), it goes to that file instead: the caller's stderr gets one line
+# naming what is installed, why (CU_APT_WHY, e.g. "for the build (about 4
+# minutes on a fresh machine)") and the log, one line when it is done, and
+# the log's last lines if it fails.
 cu_ensure_packages() {
-  local missing
+  local missing count
   missing=$(cu_missing_packages "$@")
   [ -z "$missing" ] && return 0
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing packages: $missing (run: sudo apt-get install $missing)" >&2
     return 1
   fi
-  echo "installing: $missing" >&2
+  count=$(wc -w <<<"$missing")
+  if [ -n "${CU_APT_LOG:-}" ]; then
+    echo "installing $count Debian package$([ "$count" -eq 1 ] || echo s)${CU_APT_WHY:+ $CU_APT_WHY}; log: $CU_APT_LOG" >&2
+    echo "installing: $missing" >>"$CU_APT_LOG"
+    _cu_install_packages "$missing" >>"$CU_APT_LOG"
+  else
+    echo "installing: $missing" >&2
+    _cu_install_packages "$missing" >&2
+  fi
+}
+
+# _cu_install_packages "PKG PKG...": cu_ensure_packages' apt-get run, all
+# its output on stdout; the outcome in one line on stderr when CU_APT_LOG
+# is set.
+_cu_install_packages() {
+  local missing=$1 try started=$SECONDS
   export DEBIAN_FRONTEND=noninteractive
   # The package lists may be absent or stale on a fresh machine. A mirror
   # that fails for a moment (a dropped connection, lists updated under us)
-  # gets two more tries, each after fresh lists.
-  local try
+  # gets two more tries, each after fresh lists. Another apt-get holding
+  # dpkg's lock is waited for (20 minutes at most) rather than failed.
   for try in 1 2 3; do
-    apt-get update -qq >&2 || true
+    apt-get update -qq 2>&1 || true
     # shellcheck disable=SC2086
-    apt-get install -y -qq --no-install-recommends -o Acquire::Retries=3 $missing >&2 && return 0
-    [ "$try" -lt 3 ] && echo "apt-get install failed (try $try of 3); trying again in $((try * 5)) s" >&2 &&
+    if apt-get install -y -qq --no-install-recommends -o Acquire::Retries=3 \
+      -o DPkg::Lock::Timeout=1200 -o Dpkg::Use-Pty=0 $missing 2>&1; then
+      [ -n "${CU_APT_LOG:-}" ] &&
+        echo "installed them in $(_cu_duration $((SECONDS - started)))" >&2
+      return 0
+    fi
+    if [ "$try" -lt 3 ]; then
+      echo "apt-get install failed (try $try of 3); trying again in $((try * 5)) s"
+      [ -n "${CU_APT_LOG:-}" ] &&
+        echo "apt-get install failed (try $try of 3); trying again in $((try * 5)) s" >&2
       sleep $((try * 5))
+    fi
   done
   echo "could not install: $missing" >&2
+  if [ -n "${CU_APT_LOG:-}" ]; then
+    echo "the end of $CU_APT_LOG:" >&2
+    tail -n 25 "$CU_APT_LOG" >&2
+  fi
   return 1
+}
+
+# _cu_duration SECONDS: "42 s" or "3 min 5 s".
+_cu_duration() {
+  if [ "$1" -lt 60 ]; then echo "$1 s"; else echo "$(($1 / 60)) min $(($1 % 60)) s"; fi
 }
 
 # cu_ensure_node DIR: a Node.js as new as the SDK tests' packages ask for
