@@ -38,10 +38,11 @@ CU_PKGS_DISPLAY="xvfb x11-utils openbox x11-xserver-utils"
 # ffmpeg encodes and reads back tools/trace-video's videos (tests/trace);
 # it is the exporter's, run only when asked, never the server's. x11vnc is
 # the VNC server a person watches through in x11-vnc (docs/watching.md).
+# python3-yaml parses the container manifests (tests/container/check-manifests).
 CU_PKGS_TEST="catch2 xvfb xterm xfonts-base x11-xkb-utils xclip x11-apps x11-xserver-utils
   strace openbox xserver-xephyr python3-gi gir1.2-gtk-3.0 tesseract-ocr
   libatspi2.0-dev at-spi2-core dbus-daemon dbus-bin gtk-3-examples python3-pyatspi
-  chromium mousepad x11-utils libsdl2-dev ffmpeg x11vnc"
+  chromium mousepad x11-utils libsdl2-dev ffmpeg x11vnc python3-yaml"
 # The a11y toolset at run time (tools/run, when it is asked for): libatspi
 # to build it in, and the accessibility bus tools/lib/a11y-session.sh starts
 # (the bus launcher and registry, dbus-run-session, dbus-send).
