@@ -21,6 +21,7 @@
 #include "util/config.h"
 #include "util/environment.h"
 #include "util/str_cat.h"
+#include "source_tree.h"
 
 namespace {
 
@@ -30,26 +31,9 @@ constexpr const char* kRegenerate =
     "the committed block differs from what its source makes; run `build/tools/gen-manifest "
     "write .` in the source directory and commit the result";
 
-// The source directory, which meson passes in CU_SOURCE_DIR.
-std::string source_dir() {
-  const char* dir = std::getenv("CU_SOURCE_DIR");
-  INFO("CU_SOURCE_DIR is not set; run the test through `meson test`");
-  REQUIRE(dir != nullptr);
-  return dir;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  INFO("cannot read " << path.string());
-  REQUIRE(f);
-  std::ostringstream text;
-  text << f.rdbuf();
-  return text.str();
-}
-
-std::string read_source_file(const std::string& relative) {
-  return read_file(fs::path(source_dir()) / relative);
-}
+using cu::test::read_file;
+using cu::test::read_source_file;
+using cu::test::source_dir;
 
 // The text of a Markdown section: from its "## title" line to the next
 // "## " heading.

@@ -9,6 +9,7 @@
 
 #include "tests/support/tool_names.h"
 #include "toolsets/registry.h"
+#include "source_tree.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -24,23 +25,8 @@ constexpr const char* kRegenerate =
     "the committed file differs from the registry; run `build/tools/gen-manifest write .` "
     "in the source directory and commit the result";
 
-// The source directory, which meson passes in CU_SOURCE_DIR.
-std::string source_dir() {
-  const char* dir = std::getenv("CU_SOURCE_DIR");
-  INFO("CU_SOURCE_DIR is not set; run the test through `meson test`");
-  REQUIRE(dir != nullptr);
-  return dir;
-}
-
-std::string read_source_file(const std::string& relative) {
-  const std::string path = source_dir() + "/" + relative;
-  std::ifstream f(path, std::ios::binary);
-  INFO("cannot read " << path);
-  REQUIRE(f);
-  std::ostringstream text;
-  text << f.rdbuf();
-  return text.str();
-}
+using cu::test::read_source_file;
+using cu::test::source_dir;
 
 // The 1-based number of the first line where a and b differ, with both
 // versions of it, for a failure message that points at the drift.
