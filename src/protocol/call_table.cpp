@@ -288,6 +288,15 @@ void call_table::park(uint64_t seq, const tool_def& def, object args) {
 }
 
 void call_table::run_parked(uint64_t forced) {
+  // A call run here that ends at once ends through complete(), which asks
+  // again: the loop below goes on instead, so thousands of parked calls
+  // refused at once do not nest thousands of frames.
+  if (running_parked_) return;
+  running_parked_ = true;
+  struct reset {
+    bool& flag;
+    ~reset() { flag = false; }
+  } done{running_parked_};
   while (!parked_.empty()) {
     parked_call& p = parked_.front();
     auto it = calls_.find(p.seq);

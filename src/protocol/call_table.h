@@ -222,6 +222,7 @@ class call_table final : public batch_host, public until_host {
   std::set<uint64_t> session_makers_;
   std::deque<parked_call> parked_;
   size_t parked_bytes_ = 0;
+  bool running_parked_ = false;  // run_parked is on the stack.
   simdjson::dom::parser parked_parser_;
 
   call_context ctx_;
