@@ -14,6 +14,7 @@
 #include "support/input_probe.h"
 #include "support/session_probe.h"
 #include "support/tool_calls.h"
+#include "toolsets/registry.h"
 
 using namespace cu::test;
 
@@ -104,6 +105,21 @@ std::string id_of(const std::string& request) {
 }
 
 
+// Whether the request calls a tool of a toolset this build lacks (the a11y
+// toolset without libatspi): such a row is answered "Unknown tool" instead.
+bool tool_not_built(const std::string& request) {
+  auto j = parse_json(request);
+  std::string_view name;
+  if (j->root["params"]["name"].get(name) != simdjson::SUCCESS) return false;
+  for (const cu::toolset_def& set : cu::all_toolsets()) {
+    if (cu::toolset_built(set.id)) continue;
+    for (const cu::tool_def& t : set.tools) {
+      if (t.name == name) return true;
+    }
+  }
+  return false;
+}
+
 // Runs a table's cases in order against one server started with env, a
 // full-screen probe window holding the focus; at least min_cases of them.
 void run_table(const char* file, std::map<std::string, std::string> env, size_t min_cases) {
@@ -158,7 +174,11 @@ void run_table(const char* file, std::map<std::string, std::string> env, size_t 
         REQUIRE(r->root["result"].is_object());
         CHECK(is_error(*r));
         std::string text = text_of(*r);
-        CHECK_THAT(text, Catch::Contains(c.detail));
+        if (tool_not_built(c.request)) {
+          CHECK_THAT(text, Catch::StartsWith("Unknown tool: "));
+        } else {
+          CHECK_THAT(text, Catch::Contains(c.detail));
+        }
         CHECK(text.find('\n') == std::string::npos);  // One line, as the contract says.
       } else if (c.expect == "step") {
         // A batch that ran and stopped at the step: isError, the summary
