@@ -71,17 +71,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 std::string first_difference(const std::string& committed, const std::string& generated) {
-  std::istringstream a(committed), b(generated);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool more_a = bool(std::getline(a, la)), more_b = bool(std::getline(b, lb));
-    if (!more_a && !more_b) return "only in line endings or the final newline";
-    if (!more_a || !more_b || la != lb) {
-      return "first difference at line " + std::to_string(line) +
-             " of the block:\n  committed: " + (more_a ? la : "<end>") +
-             "\n  generated: " + (more_b ? lb : "<end>");
-    }
-  }
+  return cu::test::first_difference(committed, generated, " of the block", "<end>");
 }
 
 // Every variable the source reads by name, with the files (under src/)

@@ -26,22 +26,8 @@ constexpr const char* kRegenerate =
     "in the source directory and commit the result";
 
 using cu::test::read_source_file;
+using cu::test::first_difference;
 using cu::test::source_dir;
-
-// The 1-based number of the first line where a and b differ, with both
-// versions of it, for a failure message that points at the drift.
-std::string first_difference(const std::string& committed, const std::string& generated) {
-  std::istringstream a(committed), b(generated);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool more_a = bool(std::getline(a, la)), more_b = bool(std::getline(b, lb));
-    if (!more_a && !more_b) return "only in line endings or the final newline";
-    if (!more_a || !more_b || la != lb) {
-      return "first difference at line " + std::to_string(line) + ":\n  committed: " +
-             (more_a ? la : "<end of file>") + "\n  generated: " + (more_b ? lb : "<end of file>");
-    }
-  }
-}
 
 }  // namespace
 
