@@ -97,16 +97,38 @@ result<std::unique_ptr<recorder>> recorder::open(trace_config cfg, server_genera
     return make_error(errc::io, str_cat("cannot make the trace directory ", cfg.dir, ": ",
                                         std::strerror(errno)));
   }
+  // The directory is opened once, not followed if it is a link, and must be
+  // this user's and writable by no one else: every part is then made in it
+  // by name (openat), so nobody can plant a link or a file where a later
+  // part goes.
+  int dir_fd = ::open(cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) {
+    return make_error(errc::io, str_cat("cannot open the trace directory ", cfg.dir, ": ",
+                                        std::strerror(errno),
+                                        errno == ELOOP ? " (it is a symbolic link)" : ""));
+  }
+  struct stat st;
+  if (fstat(dir_fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    ::close(dir_fd);
+    return make_error(errc::io, str_cat("refusing the trace directory ", cfg.dir,
+                                        ": it must belong to this user and be writable by no "
+                                        "one else (chmod go-w ", cfg.dir, "), or anyone could "
+                                        "read or replace the trace; CU_TRACE_DIR names another"));
+  }
   const std::time_t now = std::time(nullptr);
   std::string stem = str_cat(cfg.dir, cfg.dir.ends_with('/') ? "" : "/", "trace-",
                              utc_text(now, "%Y%m%d-%H%M%S"), "-", std::to_string(getpid()));
   std::string path = stem + ".html";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_EXCL, 0600);
+  int fd = ::openat(dir_fd, base_name(path).c_str(),
+                    O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_EXCL | O_NOFOLLOW, 0600);
   if (fd < 0) {
+    const int e = errno;
+    ::close(dir_fd);
     return make_error(errc::io, str_cat("cannot write a trace file in ", cfg.dir, " (", path,
-                                        "): ", std::strerror(errno)));
+                                        "): ", std::strerror(e)));
   }
   std::unique_ptr<recorder> r(new recorder(std::move(cfg), generation, fd, std::move(stem)));
+  r->dir_fd_ = dir_fd;
   r->started_utc_ = utc_text(now, "%Y-%m-%dT%H:%M:%SZ");
   return r;
 }
@@ -121,6 +143,12 @@ recorder::recorder(trace_config cfg, server_generation& generation, int fd, std:
 recorder::~recorder() {
   stop("stopped");
   if (fd_ >= 0) ::close(fd_);
+  if (dir_fd_ >= 0) ::close(dir_fd_);
+}
+
+std::string recorder::base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string recorder::part_path(size_t part) const {
@@ -291,12 +319,15 @@ void recorder::append(std::string_view line) {
 
 status recorder::open_part() {
   std::string p = part_path(part_);
-  fd_ = ::open(p.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_TRUNC, 0600);
+  // A new file, never one that is there (a link planted at the name is
+  // refused, not followed), only this user's to read.
+  fd_ = ::openat(dir_fd_, base_name(p).c_str(),
+                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_EXCL | O_NOFOLLOW, 0600);
   if (fd_ < 0) return make_error(errc::io, str_cat("cannot open ", p, ": ", std::strerror(errno)));
   file_bytes_ = 0;
   file_has_key_ = false;
   // Only the newest parts are kept.
-  if (part_ > cfg_.keep) ::unlink(part_path(part_ - cfg_.keep).c_str());
+  if (part_ > cfg_.keep) ::unlinkat(dir_fd_, base_name(part_path(part_ - cfg_.keep)).c_str(), 0);
   return {};
 }
 

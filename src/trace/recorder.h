@@ -154,6 +154,7 @@ class recorder {
   void rotate();
   status open_part();
   std::string part_path(size_t part) const;
+  static std::string base_name(const std::string& path);
   std::string start_line() const;
 
   trace_config cfg_;
@@ -200,6 +201,7 @@ class recorder {
   // Writer thread only.
   std::thread thread_;
   int fd_ = -1;
+  int dir_fd_ = -1;  // The trace directory, opened once (open()).
   size_t part_ = 1;
   size_t file_bytes_ = 0;
   bool file_has_key_ = false;  // This part has its key frame.
