@@ -84,9 +84,13 @@ era_check check_era(std::string_view id_json, const std::optional<object>& param
   static constexpr std::string_view kVersionKey = "io.modelcontextprotocol/protocolVersion";
   static constexpr std::string_view kCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities";
   element meta_el;
-  if (!params || params->at_key("_meta").get(meta_el) != simdjson::SUCCESS ||
-      !meta_el.is_object()) {
-    return {};
+  if (!params || params->at_key("_meta").get(meta_el) != simdjson::SUCCESS) return {};
+  // MCP's _meta is an object wherever it appears: null, an array or a
+  // string is a malformed request, not a legacy one.
+  if (!meta_el.is_object()) {
+    return era_check{rpc_era::legacy, false,
+                     render_error(id_json, rpc_error::invalid_params,
+                                  "Invalid params: _meta must be an object")};
   }
   object meta = meta_el;
   element version_el, capabilities, info, level;
