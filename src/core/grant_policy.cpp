@@ -61,13 +61,15 @@ std::set<std::string> grant_view::names_of(const app_identity& a) const {
 }
 
 grant_view::verdict grant_view::judge(const app_identity& a) const {
-  if (a.what == app_identity::kind::desktop) {
-    return mode == grants_mode::open || desktop_allowed ? verdict::allowed : verdict::desktop_off;
-  }
   if (!filtering()) return verdict::allowed;
+  // The deny list first: a window type is what a client declares, so a
+  // denied program's window typed a dock is still the denied program's.
   const std::set<std::string> names = names_of(a);
   for (const std::string& n : names) {
     if (denied.count(n) != 0) return verdict::denied;
+  }
+  if (a.what == app_identity::kind::desktop) {
+    return mode == grants_mode::open || desktop_allowed ? verdict::allowed : verdict::desktop_off;
   }
   if (mode == grants_mode::open) return verdict::allowed;
   if (a.what == app_identity::kind::unknown) return verdict::unidentified;
@@ -132,13 +134,14 @@ std::shared_ptr<const grant_view> grant_policy::view() const {
   return view_;
 }
 
-void grant_policy::set_granted(const std::set<std::string>& apps) {
+void grant_policy::set_granted(const std::set<std::string>& apps, bool system_keys) {
   std::set<std::string> lower;
   for (const std::string& a : apps) add_name(lower, a);
   std::lock_guard<std::mutex> lock(mu_);
-  if (lower == view_->granted) return;
+  if (lower == view_->granted && system_keys == view_->system_keys) return;
   auto v = std::make_shared<grant_view>(*view_);
   v->granted = std::move(lower);
+  v->system_keys = system_keys;
   ++v->epoch;
   view_ = std::move(v);
 }

@@ -38,6 +38,8 @@ struct app_identity {
   std::string exe;            // The base name of /proc/PID/exe, else empty.
   std::string comm;           // /proc/PID/comm, else empty.
 
+  bool operator==(const app_identity&) const = default;
+
   // How refusals name the application: its WM_CLASS instance when that is
   // a plain name, else its class, else executable, else its window's id.
   std::string label() const;
@@ -64,6 +66,9 @@ class grant_view {
   grants_mode mode = grants_mode::open;
   bool desktop_allowed = true;
   std::set<std::string> granted;  // Lower-case names.
+  // The session's systemKeyCombos grant, for the input actor's judgement
+  // of the keys held at each press.
+  bool system_keys = false;
   std::set<std::string> denied;   // Lower-case names.
   std::shared_ptr<const desktop_aliases> aliases;
   // Grows with every new view: what was filtered or cached under an older
@@ -99,7 +104,7 @@ class grant_policy {
   // The current view. Cheap: a copy of a shared pointer under a lock.
   std::shared_ptr<const grant_view> view() const;
   // The session's grants changed (request_access, the idle release).
-  void set_granted(const std::set<std::string>& apps);
+  void set_granted(const std::set<std::string>& apps, bool system_keys = false);
 
  private:
   mutable std::mutex mu_;

@@ -118,11 +118,10 @@ bool app_identifier::read_names(xcb_window_t w, app_identity& out, int depth) {
   const std::optional<uint32_t> leader_window = property_card(c_, leader);
 
   out.window = w;
-  if (type_atom && (*type_atom == a.window_types[6] || *type_atom == a.window_types[7])) {
-    // A dock (a panel) or the desktop window: the desktop's.
-    out.what = app_identity::kind::desktop;
-    return true;
-  }
+  // A dock (a panel) or the desktop window is the desktop's; its names are
+  // read all the same, since the deny list outranks a declared type.
+  const bool desktop_type =
+      type_atom && (*type_atom == a.window_types[6] || *type_atom == a.window_types[7]);
   if (!wm_class.empty()) {
     const size_t nul = wm_class.find('\0');
     out.instance = wm_class.substr(0, nul);
@@ -138,6 +137,10 @@ bool app_identifier::read_names(xcb_window_t w, app_identity& out, int depth) {
     out.pid = *pid_value;
     out.exe = exe_of(out.pid);
     out.comm = read_small("/proc/" + std::to_string(out.pid) + "/comm");
+  }
+  if (desktop_type) {
+    out.what = app_identity::kind::desktop;
+    return true;
   }
   if (!out.instance.empty() || !out.cls.empty() || out.pid != 0) {
     out.what = app_identity::kind::app;
@@ -239,28 +242,32 @@ std::optional<app_identity> app_identifier::by_client(xcb_window_t top) {
   const xcb_window_t* kids = xcb_query_tree_children(tree.get());
   const int n = xcb_query_tree_children_length(tree.get());
   // Topmost first; a frame is the window manager's, and its client, inside,
-  // may share the base.
-  for (int i = n - 1, looked = 0; i >= 0 && looked < int(kMostSearched); --i) {
+  // may share the base. Every top-level window is looked at, however many
+  // there are (their trees asked for in one pipelined batch): a cap would
+  // let windows stacked above a denied program's lift its popups' denial.
+  std::vector<std::pair<xcb_window_t, xcb_query_tree_cookie_t>> frames;
+  std::vector<xcb_window_t> candidates;
+  for (int i = n - 1; i >= 0; --i) {
     if (kids[i] == top) continue;
-    ++looked;
-    std::vector<xcb_window_t> candidates;
     if ((kids[i] & ~mask) == base) {
       candidates.push_back(kids[i]);
     } else {
-      reply_ptr<xcb_query_tree_reply_t> inner(
-          xcb_query_tree_reply(c_, xcb_query_tree(c_, kids[i]), nullptr));
-      if (!inner) continue;
-      const xcb_window_t* in = xcb_query_tree_children(inner.get());
-      for (int k = 0; k < xcb_query_tree_children_length(inner.get()); ++k) {
-        if ((in[k] & ~mask) == base) candidates.push_back(in[k]);
-      }
+      frames.emplace_back(kids[i], xcb_query_tree(c_, kids[i]));
     }
-    for (xcb_window_t w : candidates) {
-      app_identity kin;
-      if (read_names(w, kin, 1) && kin.what == app_identity::kind::app &&
-          (!kin.instance.empty() || !kin.cls.empty())) {
-        return kin;
-      }
+  }
+  for (auto& [frame, cookie] : frames) {
+    reply_ptr<xcb_query_tree_reply_t> inner(xcb_query_tree_reply(c_, cookie, nullptr));
+    if (!inner) continue;
+    const xcb_window_t* in = xcb_query_tree_children(inner.get());
+    for (int k = 0; k < xcb_query_tree_children_length(inner.get()); ++k) {
+      if ((in[k] & ~mask) == base) candidates.push_back(in[k]);
+    }
+  }
+  for (xcb_window_t w : candidates) {
+    app_identity kin;
+    if (read_names(w, kin, 1) && kin.what == app_identity::kind::app &&
+        (!kin.instance.empty() || !kin.cls.empty())) {
+      return kin;
     }
   }
   return std::nullopt;
@@ -316,6 +323,13 @@ result<std::optional<app_identity>> app_identifier::of_focus() {
   auto a = of_window(f->focus);
   if (!a) return a.take_error();
   return std::optional<app_identity>(std::move(*a));
+}
+
+result<app_identity> app_identifier::of_top(xcb_window_t top) {
+  if (auto s = ensure_atoms(); !s) return s.err();
+  app_identity a = identify_top(top);
+  if (xcb_connection_has_error(c_)) return make_error(errc::x_unavailable, "the X server went away");
+  return a;
 }
 
 result<app_identity> app_identifier::of_window(xcb_window_t w) {

@@ -45,14 +45,16 @@ class app_identifier {
   result<std::optional<app_identity>> of_focus();
   // The application of window w (any window: its top-level's).
   result<app_identity> of_window(xcb_window_t w);
+  // The top-level window holding w (w itself when a child of the root).
+  result<xcb_window_t> top_of(xcb_window_t w);
+  // The application of top-level window top, read afresh.
+  result<app_identity> of_top(xcb_window_t top);
   // The viewable top-level windows, bottom to top. Identities are kept
   // per top-level window while it stays in the tree.
   result<std::vector<shown_window>> layout();
 
  private:
   status ensure_atoms();
-  // The top-level window holding w (w itself when a child of the root).
-  result<xcb_window_t> top_of(xcb_window_t w);
   // Identifies a top-level window: its client (the window with WM_STATE
   // inside a frame, or itself), else what it names itself.
   app_identity identify_top(xcb_window_t top);

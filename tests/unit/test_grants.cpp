@@ -62,6 +62,17 @@ TEST_CASE("an open policy allows every window, and a deny list still denies its 
   CHECK(d->allows(app("xterm", "XTerm")));
   CHECK(d->name_denied("keepassxc"));
   CHECK_FALSE(d->name_denied("xterm"));
+  // A window type is declared by the client: a denied program's dock is
+  // still denied, enforcing or not.
+  cu::app_identity dock = app("mail", "Mail");
+  dock.what = cu::app_identity::kind::desktop;
+  CHECK(d->judge(dock) == cu::grant_view::verdict::denied);
+  cu::grant_policy enforce_deny(cu::grants_mode::enforce, cu::parse_app_list("mail"), true,
+                                nullptr);
+  CHECK(enforce_deny.view()->judge(dock) == cu::grant_view::verdict::denied);
+  cu::app_identity panel = app("xfce4-panel", "Xfce4-panel");
+  panel.what = cu::app_identity::kind::desktop;
+  CHECK(enforce_deny.view()->allows(panel));
 }
 
 TEST_CASE("an enforcing policy allows what is granted by WM_CLASS, executable or desktop name") {
