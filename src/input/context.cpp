@@ -27,6 +27,11 @@ namespace {
 // (sharing its core with a busy loop), none with 40 ms; GTK none with 10 ms
 // (tools/measure-typing, docs/input.md).
 constexpr auto kRebindGrace = std::chrono::milliseconds(100);
+// And not before the screen has changed since that last use (the program
+// drew the key, so it has handled it), or this long has passed: on a
+// loaded machine xterm took longer than the grace to read its keys
+// (x11-input's rebinding case lost a character at a load of 7 on 2 cores).
+constexpr auto kRebindMost = std::chrono::seconds(1);
 // A keycode bound a moment ago needs no pause before its first key: the
 // mapping notification reaches each program ahead of the key event, and the
 // keymap it then fetches already has the binding (the server has processed
@@ -77,9 +82,14 @@ result<xcb_connection_t*> input_context::connection() {
 }
 
 void input_context::note_event(void* self, xcb_generic_event_t* ev) {
-  // Events that say the keymap changed are the only ones selected.
+  // Events that say the keymap changed, and those of the windows the
+  // focus judgement read (or an error a watch of a window gone made).
   auto* ctx = static_cast<input_context*>(self);
-  if (is_keymap_change(ctx->conn_.get(), ev)) ctx->reload_keymap_ = true;
+  if (is_keymap_change(ctx->conn_.get(), ev)) {
+    ctx->reload_keymap_ = true;
+  } else {
+    ctx->focus_judged_.reset();
+  }
 }
 
 bool input_context::still_connected() {
@@ -189,7 +199,9 @@ void input_context::clear_stranded() {
 }
 
 void input_context::fake(uint8_t type, uint8_t detail, int16_t x, int16_t y) {
-  if (before_event) before_event();
+  // Not while the server is held: the recorder's frame is taken through
+  // another connection, which waits for the hold (hold_server asked first).
+  if (before_event && !server_held_) before_event();
   xcb_test_fake_input(conn_.get(), type, detail, XCB_CURRENT_TIME, root_, x, y, 0);
   if (on_event) report(type, detail, x, y);
 }
@@ -301,16 +313,156 @@ status input_context::allowed_keys(std::string_view doing) {
   if (grants == nullptr) return {};
   const std::shared_ptr<const grant_view> view = grants->view();
   if (!view->filtering()) return {};
-  auto c = connection();
-  if (!c) return c.err();
-  if (!identifier_) identifier_ = std::make_unique<app_identifier>(*c, root_);
-  auto app = identifier_->of_focus();
+  auto app = focus_app();
   if (!app) return app.err();
   // No focus: keys go nowhere, and nothing is there to keep them from.
   if (!*app) return {};
   const grant_view::verdict v = view->judge(**app);
   if (v == grant_view::verdict::allowed) return {};
   return make_error(errc::refused, view->refusal(doing, "the keyboard focus is on", **app, v));
+}
+
+void input_context::watch(uint32_t window, uint32_t mask) {
+  if (window == XCB_NONE || window == root_) return;
+  xcb_change_window_attributes(conn_.get(), window, XCB_CW_EVENT_MASK, &mask);
+  if (focus_judged_) focus_judged_->watched.push_back(window);
+}
+
+result<std::optional<app_identity>> input_context::focus_app() {
+  auto c = connection();
+  if (!c) return c.take_error();
+  if (!identifier_) identifier_ = std::make_unique<app_identifier>(*c, root_);
+  // The focus now; the reply also means every event sent before it is in
+  // the queue, so a watched window's change has dropped the judgement.
+  reply_ptr<xcb_get_input_focus_reply_t> f(
+      xcb_get_input_focus_reply(*c, xcb_get_input_focus(*c), nullptr));
+  if (!f) return lost_display(display_);
+  while (xcb_generic_event_t* ev = xcb_poll_for_queued_event(*c)) {
+    note_event(this, ev);
+    free(ev);
+  }
+  uint32_t focus = f->focus;
+  if (focus == XCB_NONE) return std::optional<app_identity>();
+  if (focus == XCB_INPUT_FOCUS_POINTER_ROOT) {
+    // The keys go to the window under the pointer.
+    reply_ptr<xcb_query_pointer_reply_t> q(
+        xcb_query_pointer_reply(*c, xcb_query_pointer(*c, root_), nullptr));
+    if (!q) return lost_display(display_);
+    focus = q->child == XCB_NONE ? root_ : q->child;
+  }
+  if (focus == root_) {
+    app_identity d;
+    d.what = app_identity::kind::desktop;
+    d.window = root_;
+    return std::optional<app_identity>(d);
+  }
+  const uint64_t epoch = grants != nullptr ? grants->view()->epoch : 0;
+  if (focus_judged_ && focus_judged_->focus == focus && focus_judged_->epoch == epoch) {
+    return focus_judged_->app;
+  }
+  // Stop watching what the last judgement read.
+  if (focus_judged_) {
+    const uint32_t none = 0;
+    for (uint32_t w : focus_judged_->watched) {
+      xcb_change_window_attributes(*c, w, XCB_CW_EVENT_MASK, &none);
+    }
+  }
+  focus_judged_ = focus_judgement{focus, epoch, std::nullopt, {}};
+  // Watched before anything is read, so a change after the read is an
+  // event; read twice, so one between the watch and the read is seen too.
+  const uint32_t self = XCB_EVENT_MASK_STRUCTURE_NOTIFY | XCB_EVENT_MASK_PROPERTY_CHANGE;
+  watch(focus, self);
+  auto identify = [&]() -> result<app_identity> {
+    auto top = identifier_->top_of(focus);
+    if (!top) return top.take_error();
+    if (focus_judged_) watch(*top, self | XCB_EVENT_MASK_SUBSTRUCTURE_NOTIFY);
+    auto app = identifier_->of_top(*top);
+    if (!app) return app.take_error();
+    if (focus_judged_ && app->window != *top) watch(app->window, self);
+    return app;
+  };
+  auto first = identify();
+  if (!first) {
+    focus_judged_.reset();
+    return first.take_error();
+  }
+  auto again = identify();
+  if (!again) {
+    focus_judged_.reset();
+    return again.take_error();
+  }
+  // Drain what the reads brought: a change in between drops the judgement.
+  while (xcb_generic_event_t* ev = xcb_poll_for_queued_event(*c)) {
+    note_event(this, ev);
+    free(ev);
+  }
+  if (focus_judged_ && *first == *again) {
+    focus_judged_->app = *again;
+  } else {
+    focus_judged_.reset();
+  }
+  return std::optional<app_identity>(std::move(*again));
+}
+
+status input_context::judge_keys(const std::vector<keysym_t>& adding, std::string_view doing) {
+  std::vector<keysym_t> held;
+  for (size_t kc = 8; kc < down_.size(); ++kc) {
+    if (down_[kc] && held_sym_[kc] != 0) held.push_back(held_sym_[kc]);
+  }
+  held.insert(held.end(), adding.begin(), adding.end());
+  auto name_of = [](const std::vector<keysym_t>& keys) {
+    std::string out;
+    for (keysym_t k : keys) {
+      char name[64];
+      if (xkb_keysym_get_name(k, name, sizeof name) <= 0) continue;
+      if (!out.empty()) out += '+';
+      out += name;
+    }
+    return out;
+  };
+  if (is_server_chord(held)) {
+    return make_error(errc::refused,
+                      "the keys " + name_of(held) +
+                          " were refused: held together they reach the X server itself rather "
+                          "than a window (ending it, switching virtual terminals, breaking grabs, "
+                          "changing the video mode or turning on a keyboard control), so this "
+                          "server never sends them, whatever the grants (docs/grants.md)");
+  }
+  const std::shared_ptr<const grant_view> view =
+      grants != nullptr ? grants->view() : std::shared_ptr<const grant_view>();
+  if (view && view->mode == grants_mode::enforce && !view->system_keys &&
+      is_system_combo(key_chord{held})) {
+    return make_error(errc::refused,
+                      "the keys " + name_of(held) +
+                          " were refused: held together (a hold_key's keys included) they are "
+                          "a system key combo, which needs the systemKeyCombos grant while "
+                          "grants are enforced (CU_GRANTS=enforce); call request_access with "
+                          "systemKeyCombos: true first");
+  }
+  if (doing.empty()) return {};
+  return allowed_keys(doing);
+}
+
+input_context::server_hold input_context::hold_server() {
+  // Held already (a click's modifiers inside its hold): the outer hold
+  // ends it.
+  if (server_held_ || grants == nullptr || !grants->view()->filtering() || !conn_ ||
+      xcb_connection_has_error(conn_.get())) {
+    return server_hold(nullptr, nullptr);
+  }
+  // A frame the recorder still owes of the screen is taken first: it reads
+  // the screen through a connection of its own, which the hold would stop.
+  if (before_event) before_event();
+  server_held_ = true;
+  xcb_grab_server(conn_.get());
+  return server_hold(conn_.get(), &server_held_);
+}
+
+input_context::server_hold::~server_hold() {
+  if (c_ == nullptr) return;
+  xcb_ungrab_server(c_);
+  xcb_flush(c_);
+  *held_ = false;
 }
 
 result<point> input_context::place(const device_target& t, bool pressing) {
@@ -529,8 +681,11 @@ void input_context::set_down(uint8_t kc, bool down, bool share) {
   }
 }
 
-void input_context::press_key(uint8_t kc) {
-  if (key_refs_[kc]++ == 0) set_down(kc, true);
+void input_context::press_key(uint8_t kc, keysym_t sym) {
+  if (key_refs_[kc]++ == 0) {
+    held_sym_[kc] = sym;
+    set_down(kc, true);
+  }
 }
 
 void input_context::release_key(uint8_t kc) {
@@ -611,6 +766,7 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
     if (keys.size() < want.size() && borrowed_.count(u) == 0) keys.push_back(u);
   }
   auto ready = clock_type::time_point::min();
+  auto last_use = clock_type::time_point::min();  // Of the keycodes taken back.
   if (keys.size() < want.size()) {
     // Take back the keycodes used longest ago whose keysyms are not wanted
     // now, once clients have surely finished looking them up.
@@ -628,6 +784,7 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
       if (keys.size() == want.size()) break;
       keys.push_back(kc);
       ready = std::max(ready, used + kRebindGrace);
+      last_use = std::max(last_use, used);
     }
   }
   if (keys.empty()) {
@@ -639,6 +796,21 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
   if (ready > clock_type::now()) {
     if (auto s = sync(); !s) return s;
     if (wait_until && !wait_until(ready)) return make_error(errc::cancelled, "stopped");
+  }
+  // On a loaded machine a program may not have read its key events even
+  // after the grace: until the screen shows a change made after the last
+  // key typed with a keycode taken back (the program drew what it typed, so
+  // it has handled that key), or kRebindMost has passed, the keycodes wait.
+  if (last_use != clock_type::time_point::min() && pacing_.screen_changed_at && wait_until) {
+    const auto most = last_use + kRebindMost;
+    while (clock_type::now() < most) {
+      const auto changed = pacing_.screen_changed_at();
+      // Unknown (no DAMAGE watch): the grace alone, as before.
+      if (!changed || *changed > last_use) break;
+      if (!wait_until(std::min(most, clock_type::now() + std::chrono::milliseconds(5)))) {
+        return make_error(errc::cancelled, "stopped");
+      }
+    }
   }
   // Two identical levels make the server give each key a TWO_LEVEL type, so
   // neither Shift nor Caps Lock changes what it types.
@@ -663,7 +835,24 @@ status input_context::borrow(const std::vector<keysym_t>& syms) {
   return {};
 }
 
-result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) {
+namespace {
+
+// The keysym a modifier bit's key stands for, for judge_keys.
+keysym_t modifier_keysym(int bit) {
+  switch (bit) {
+    case 0: return XKB_KEY_Shift_L;
+    case 2: return XKB_KEY_Control_L;
+    case 3: return XKB_KEY_Alt_L;
+    case 6: return XKB_KEY_Super_L;
+    case 7: return XKB_KEY_ISO_Level3_Shift;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord,
+                                                        std::string_view doing) {
   if (auto s = ensure_layout(); !s) return s.take_error();
   if (auto b = borrow(chord.keys); !b) return b.take_error();
   // Every key has its keycode now, or there were not enough spare ones:
@@ -685,16 +874,31 @@ result<std::vector<uint8_t>> input_context::press_chord(const key_chord& chord) 
   std::vector<uint8_t> pressed;
   for (size_t i = 0; i < strokes.size(); ++i) {
     const key_stroke& stroke = strokes[i];
+    // Judged at the moment each key would go down, with what is down then.
+    std::vector<keysym_t> adding;
+    for (int bit = 0; bit < 8; ++bit) {
+      if ((stroke.mods & (1u << bit)) && modifier_keysym(bit) != 0) {
+        adding.push_back(modifier_keysym(bit));
+      }
+    }
+    adding.push_back(chord.keys[i]);
+    // Judged and pressed with the server held: the focus cannot move
+    // between the judgement and the press.
+    auto held = hold_server();
+    if (auto s = judge_keys(adding, doing); !s) {
+      release_keys(pressed);
+      return s.take_error();
+    }
     hint_keycode_ = stroke.keycode;
     hint_keysym_ = chord.keys[i];
     for (int bit = 0; bit < 8; ++bit) {
       if (stroke.mods & (1u << bit)) {
         uint8_t mk = layout_.modifier_key(bit);
-        press_key(mk);
+        press_key(mk, modifier_keysym(bit));
         pressed.push_back(mk);
       }
     }
-    press_key(stroke.keycode);
+    press_key(stroke.keycode, chord.keys[i]);
     pressed.push_back(stroke.keycode);
   }
   return pressed;
@@ -704,8 +908,8 @@ void input_context::release_keys(const std::vector<uint8_t>& keycodes) {
   for (auto it = keycodes.rbegin(); it != keycodes.rend(); ++it) release_key(*it);
 }
 
-status input_context::tap_chord(const key_chord& chord) {
-  auto pressed = press_chord(chord);
+status input_context::tap_chord(const key_chord& chord, std::string_view doing) {
+  auto pressed = press_chord(chord, doing);
   if (!pressed) return pressed.take_error();
   release_keys(*pressed);
   return {};
@@ -748,19 +952,43 @@ status input_context::type(const std::vector<typed_char>& keys, size_t* typed) {
       }
     }
     uint8_t mods[8];
+    keysym_t mod_syms[8];
     size_t nmods = 0;
+    std::vector<keysym_t> adding;
     for (int bit = 0; bit < 8; ++bit) {
-      if (stroke->mods & (1u << bit)) mods[nmods++] = layout_.modifier_key(bit);
+      if (stroke->mods & (1u << bit)) {
+        mod_syms[nmods] = modifier_keysym(bit);
+        mods[nmods++] = layout_.modifier_key(bit);
+        if (modifier_keysym(bit) != 0) adding.push_back(modifier_keysym(bit));
+      }
     }
-    for (size_t m = 0; m < nmods; ++m) set_down(mods[m], true);
+    adding.push_back(sym);
+    // Each character is judged against the focus it would go to, with the
+    // server held until it is released: typing that moved the focus (a
+    // Return that closed the granted window) stops before the first key
+    // that would reach a window not allowed.
+    std::optional<server_hold> held;
+    held.emplace(hold_server());
+    if (auto s = judge_keys(adding, "typing"); !s) {
+      outcome = s.take_error();
+      break;
+    }
+    for (size_t m = 0; m < nmods; ++m) {
+      held_sym_[mods[m]] = mod_syms[m];
+      set_down(mods[m], true);
+    }
     // The same key held by a hold is released first, or its press would
     // only be an auto-repeat.
     set_down(stroke->keycode, false);
     hint_keycode_ = stroke->keycode;
     hint_keysym_ = sym;
+    held_sym_[stroke->keycode] = sym;
     set_down(stroke->keycode, true, false);
     set_down(stroke->keycode, false);
     for (size_t m = nmods; m-- > 0;) set_down(mods[m], false);
+    // Let go before the round trip and the pause: the program must be free
+    // to take the key.
+    held.reset();
     ++*typed;
     // Paced by the X server: one round trip per character, so each key has
     // been delivered before the next is sent. Keys of the layout arrive in

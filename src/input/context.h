@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/geometry.h"
@@ -103,6 +104,36 @@ class input_context {
   status allowed_at(point p, std::string_view doing);
   // Keys: the application holding the keyboard focus.
   status allowed_keys(std::string_view doing);
+  // Judges keys about to go down (adding: their keysyms), at the moment
+  // they would, against everything this server has down with them
+  // (a hold_key's keys included): a chord that reaches the X server itself
+  // (is_server_chord) in any mode; enforcing without the systemKeyCombos
+  // grant, a system key combo (is_system_combo); and, when doing is not
+  // empty, the application holding the keyboard focus now (allowed_keys).
+  // press_chord and type call it before every key they press, so a focus
+  // that moves to a window not allowed in the middle of a call stops the
+  // call there. Empty doing: a click's or scroll's modifiers, which go
+  // with the pointer and are judged at its point.
+  status judge_keys(const std::vector<keysym_t>& adding, std::string_view doing);
+
+  // Holds the X server (GrabServer on this connection) while a pointer
+  // gesture judges its point and presses, so no window can map, move or
+  // change its name between the judgement and the press; released when
+  // the returned guard ends. Nothing is grabbed when the grants' view does
+  // not filter.
+  class server_hold {
+   public:
+    server_hold(xcb_connection_t* c, bool* held) : c_(c), held_(held) {}
+    server_hold(server_hold&& o) noexcept
+        : c_(std::exchange(o.c_, nullptr)), held_(o.held_) {}
+    server_hold& operator=(server_hold&&) = delete;
+    ~server_hold();
+
+   private:
+    xcb_connection_t* c_;
+    bool* held_;
+  };
+  server_hold hold_server();
   double type_delay_ms() const { return type_delay_ms_; }
 
   // Pacing (docs/input.md, "Pacing"): input that follows other input waits
@@ -172,9 +203,11 @@ class input_context {
 
   // Keyboard. press_chord returns the keycodes it pressed, in order, for
   // release_keys; on error nothing stays pressed.
-  result<std::vector<uint8_t>> press_chord(const key_chord& chord);
+  // doing: as judge_keys takes it ("pressing keys"; empty for a click's
+  // modifiers).
+  result<std::vector<uint8_t>> press_chord(const key_chord& chord, std::string_view doing = {});
   void release_keys(const std::vector<uint8_t>& keycodes);
-  status tap_chord(const key_chord& chord);
+  status tap_chord(const key_chord& chord, std::string_view doing = {});
   // Types the keystrokes with the configured per-character delay; lifts
   // held modifiers meanwhile so the text arrives exactly. *typed receives
   // how many were typed (fewer when stopped).
@@ -233,7 +266,7 @@ class input_context {
   void note_pressing();
   // Reference-counted presses: the key goes down on the first and up on
   // the last release.
-  void press_key(uint8_t keycode);
+  void press_key(uint8_t keycode, keysym_t sym);
   void release_key(uint8_t keycode);
   // What XTest has down, whatever the counts say (type lifts held
   // modifiers for a moment); tells the guard first. A key someone else
@@ -288,6 +321,25 @@ class input_context {
   // Asks X which application a window is (allowed_at, allowed_keys); made
   // on conn_ when first needed, dropped with it.
   std::unique_ptr<app_identifier> identifier_;
+  // The keysym each keycode was last pressed for, for judge_keys.
+  std::array<keysym_t, 256> held_sym_{};
+  // The last judgement of the keyboard focus (judge_keys): for the same
+  // focus (or, with PointerRoot, the same window under the pointer) under
+  // the same grants, while no event came about the windows it read. Those
+  // windows are watched (StructureNotify, PropertyChange) on conn_ from
+  // before their names are read, and any event on conn_ but a keymap's
+  // drops the judgement (note_event), so a window destroyed and its id
+  // reused, or a WM_CLASS changed, is judged afresh at the next key.
+  struct focus_judgement {
+    uint32_t focus = 0;
+    uint64_t epoch = 0;
+    std::optional<app_identity> app;  // Empty: keys go nowhere.
+    std::vector<uint32_t> watched;
+  };
+  std::optional<focus_judgement> focus_judged_;
+  bool server_held_ = false;  // Between hold_server and its guard's end.
+  result<std::optional<app_identity>> focus_app();
+  void watch(uint32_t window, uint32_t mask);
   pacing pacing_;
   std::optional<clock_type::time_point> last_input_;
   bool last_was_text_ = false;    // The input last noted typed text.

@@ -41,6 +41,9 @@ tool_result click(input_context& ctx, device_target t, uint8_t button, int count
                   const std::optional<held_keys>& mods, const std::string& label) {
   auto p = ctx.place(t, true);
   if (!p) return failed(p.err());
+  // The server is held from the judgement to the last release: no window
+  // can map over the point in between (docs/grants.md, "One moment").
+  auto held = ctx.hold_server();
   if (auto s = ctx.allowed_at(*p, "the click"); !s) return failed(s.err());
   if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   return with_modifiers(ctx, mods, [&] {
@@ -57,6 +60,7 @@ tool_result move(input_context& ctx, device_target t) {
   auto p = ctx.place(t, false);
   if (!p) return failed(p.err());
   // Moving over a window reaches it too (hover, enter and motion events).
+  auto held = ctx.hold_server();
   if (auto s = ctx.allowed_at(*p, "the move"); !s) return failed(s.err());
   if (auto s = ctx.move_to(*p); !s) return failed(s.err());
   if (auto s = ctx.sync(); !s) return failed(s.err());
@@ -78,10 +82,14 @@ tool_result drag(input_context& ctx, std::optional<device_target> from, device_t
   if (!end) return failed(end.err());
   const point to = *end;
   // Both ends, before anything is pressed: the release is a drop there.
-  if (auto s = ctx.allowed_at(start, "the drag's start"); !s) return failed(s.err());
-  if (auto s = ctx.allowed_at(to, "the drag's end"); !s) return failed(s.err());
-  if (auto s = ctx.move_to(start); !s) return failed(s.err());
-  if (auto s = ctx.button(1, true); !s) return failed(s.err());
+  {
+    auto held = ctx.hold_server();
+    if (auto s = ctx.allowed_at(start, "the drag's start"); !s) return failed(s.err());
+    if (auto s = ctx.allowed_at(to, "the drag's end"); !s) return failed(s.err());
+    if (auto s = ctx.move_to(start); !s) return failed(s.err());
+    if (auto s = ctx.button(1, true); !s) return failed(s.err());
+    if (auto s = ctx.sync(); !s) return failed(s.err());
+  }
   // Whatever happens from here on, the button comes back up.
   bool go_on = ctx.pause_ms(kDragSettleMs);
   double dist = std::hypot(double(to.x - start.x), double(to.y - start.y));
@@ -103,8 +111,12 @@ tool_result scroll(input_context& ctx, device_target t, uint8_t button, int n,
                    const std::optional<held_keys>& mods, const std::string& label) {
   auto p = ctx.place(t, true);
   if (!p) return failed(p.err());
-  if (auto s = ctx.allowed_at(*p, "the scroll"); !s) return failed(s.err());
-  if (auto s = ctx.move_to(*p); !s) return failed(s.err());
+  {
+    auto held = ctx.hold_server();
+    if (auto s = ctx.allowed_at(*p, "the scroll"); !s) return failed(s.err());
+    if (auto s = ctx.move_to(*p); !s) return failed(s.err());
+    if (auto s = ctx.sync(); !s) return failed(s.err());
+  }
   // Wheel clicks are paced (docs/input.md, "Pacing"): a browser sends a
   // wheel to the scroller under the pointer as it last knew it, and keeps
   // a burst latched to that target, so the first click waits until the
@@ -123,8 +135,13 @@ tool_result scroll(input_context& ctx, device_target t, uint8_t button, int n,
         if (auto s = ctx.sync(); !s) return failed(s.err());
         if (!ctx.pause_ms(gap_ms)) return failed(error{errc::cancelled, "stopped"});
       }
+      // Each wheel click is judged where it goes, with the server held:
+      // a window may have mapped there during the pause.
+      auto held = ctx.hold_server();
+      if (auto s = ctx.allowed_at(*p, "the scroll"); !s) return failed(s.err());
       if (auto s = ctx.button(button, true); !s) return failed(s.err());
       if (auto s = ctx.button(button, false); !s) return failed(s.err());
+      if (auto s = ctx.sync(); !s) return failed(s.err());
     }
     return tool_result::text(label);
   });
@@ -135,20 +152,23 @@ tool_result left_down(input_context& ctx, std::optional<device_target> at) {
     return tool_result::failure(
         "the left button is already held (from left_mouse_down); call left_mouse_up first");
   }
-  if (at) {
-    auto p = ctx.place(*at, true);
-    if (!p) return failed(p.err());
-    if (auto s = ctx.allowed_at(*p, "the press"); !s) return failed(s.err());
-    if (auto s = ctx.move_to(*p); !s) return failed(s.err());
-  } else {
-    auto here = ctx.pointer();
-    if (!here) return failed(here.err());
-    if (auto s = ctx.allowed_at(*here, "the press"); !s) return failed(s.err());
+  {
+    auto held = ctx.hold_server();
+    if (at) {
+      auto p = ctx.place(*at, true);
+      if (!p) return failed(p.err());
+      if (auto s = ctx.allowed_at(*p, "the press"); !s) return failed(s.err());
+      if (auto s = ctx.move_to(*p); !s) return failed(s.err());
+    } else {
+      auto here = ctx.pointer();
+      if (!here) return failed(here.err());
+      if (auto s = ctx.allowed_at(*here, "the press"); !s) return failed(s.err());
+    }
+    if (auto s = ctx.button(1, true); !s) return failed(s.err());
+    // A round trip, so the answer is never about a press that went to a
+    // server that had already gone.
+    if (auto s = ctx.sync(); !s) return failed(s.err());
   }
-  if (auto s = ctx.button(1, true); !s) return failed(s.err());
-  // A round trip, so the answer is never about a press that went to a
-  // server that had already gone.
-  if (auto s = ctx.sync(); !s) return failed(s.err());
   auto here = ctx.pointer();
   if (!here) return failed(here.err());
   return tool_result::text("left button down at " + point_text(*here));
@@ -190,6 +210,7 @@ tool_result type(input_context& ctx, const std::vector<typed_char>& keys, size_t
   size_t typed = 0;
   if (auto s = ctx.allowed_keys("typing"); !s) return failed(s.err());
   if (auto s = ctx.type(keys, &typed); !s) {
+    if (typed == 0) return failed(s.err());
     return tool_result::failure("typed " + std::to_string(typed) + " of " +
                                 std::to_string(keys.size()) + " keystroke(s), then: " +
                                 s.err().message);
@@ -201,6 +222,7 @@ tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_
                 const std::string& label) {
   size_t tapped = 0;
   if (auto s = ctx.allowed_keys("pressing keys"); !s) return failed(s.err());
+  const size_t total = chords.size() * size_t(n);
   for (int64_t i = 0; i < n; ++i) {
     for (size_t c = 0; c < chords.size(); ++c) {
       if (tapped > 0) {
@@ -212,8 +234,15 @@ tool_result key(input_context& ctx, const std::vector<key_chord>& chords, int64_
                                                              : true;
         if (!go_on) return tool_result::failure("stopped");
       }
+      // Each key is judged as it goes down (input_context::judge_keys):
+      // the focus may have moved since the last chord.
+      if (auto s = ctx.tap_chord(chords[c], "pressing keys"); !s) {
+        if (tapped == 0) return failed(s.err());
+        return tool_result::failure("pressed " + std::to_string(tapped) + " of " +
+                                    std::to_string(total) + " chord(s), then: " +
+                                    s.err().message);
+      }
       ++tapped;
-      if (auto s = ctx.tap_chord(chords[c]); !s) return failed(s.err());
     }
   }
   if (auto s = ctx.sync(); !s) return failed(s.err());
@@ -224,7 +253,7 @@ tool_result hold(input_context& ctx, job_control& ctl, const key_chord& all, dou
                  const std::string& label) {
   const auto started = clock_type::now();
   if (auto s = ctx.allowed_keys("hold_key"); !s) return failed(s.err());
-  auto pressed = ctx.press_chord(all);
+  auto pressed = ctx.press_chord(all, "hold_key");
   if (!pressed) return failed(pressed.err());
   if (auto s = ctx.sync(); !s) {
     // The server went away with the keys down: they went up with it. Said

@@ -227,13 +227,72 @@ bool is_system_combo(const key_chord& chord) {
             k == XKB_KEY_XF86Sleep || k == XKB_KEY_XF86Standby || k == XKB_KEY_XF86Suspend ||
             k == XKB_KEY_XF86Hibernate || k == XKB_KEY_XF86LogOff ||
             k == XKB_KEY_XF86ScreenSaver || k == XKB_KEY_XF86Ungrab ||
-            k == XKB_KEY_XF86ClearGrab || k == XKB_KEY_XF86Display) {
+            k == XKB_KEY_XF86ClearGrab || k == XKB_KEY_XF86Display ||
+            k == XKB_KEY_XF86Close || k == XKB_KEY_XF86RotateWindows || k == XKB_KEY_Execute ||
+            is_server_key(k)) {
           return true;
         }
         break;
     }
   }
   return (ctrl && alt) || (alt && other_alt) || (ctrl && ctrl_with);
+}
+
+bool is_server_key(keysym_t k) {
+  if (k >= XKB_KEY_XF86Switch_VT_1 && k <= XKB_KEY_XF86Switch_VT_12) return true;
+  // The XKB control keysyms: AccessX_Enable .. AudibleBell_Enable
+  // (0xfe70-0xfe7a), and the pointer keys Pointer_Left .. Pointer_Drag5
+  // (0xfee0-0xfefd: buttons pressed where the pointer is, MouseKeys).
+  if (k >= XKB_KEY_AccessX_Enable && k <= XKB_KEY_AudibleBell_Enable) return true;
+  if (k >= XKB_KEY_Pointer_Left && k <= XKB_KEY_Pointer_Drag5) return true;
+  switch (k) {
+    case XKB_KEY_Terminate_Server:
+    case XKB_KEY_XF86Ungrab:
+    case XKB_KEY_XF86ClearGrab:
+    case XKB_KEY_XF86LogGrabInfo:
+    case XKB_KEY_XF86LogWindowTree:
+    case XKB_KEY_XF86Next_VMode:
+    case XKB_KEY_XF86Prev_VMode:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_server_chord(const std::vector<keysym_t>& held) {
+  bool ctrl = false, alt = false, special = false;
+  for (keysym_t k : held) {
+    if (is_server_key(k)) return true;
+    switch (k) {
+      case XKB_KEY_Control_L: case XKB_KEY_Control_R: ctrl = true; break;
+      case XKB_KEY_Alt_L: case XKB_KEY_Alt_R: case XKB_KEY_Meta_L: case XKB_KEY_Meta_R:
+        alt = true;
+        break;
+      case XKB_KEY_BackSpace: case XKB_KEY_KP_Divide: case XKB_KEY_KP_Multiply:
+      case XKB_KEY_KP_Add: case XKB_KEY_KP_Subtract:
+        special = true;
+        break;
+      default:
+        if (k >= XKB_KEY_F1 && k <= XKB_KEY_F12) special = true;
+        break;
+    }
+  }
+  return ctrl && alt && special;
+}
+
+bool is_modifier_key(keysym_t k) {
+  switch (k) {
+    case XKB_KEY_Shift_L: case XKB_KEY_Shift_R:
+    case XKB_KEY_Control_L: case XKB_KEY_Control_R:
+    case XKB_KEY_Alt_L: case XKB_KEY_Alt_R:
+    case XKB_KEY_Super_L: case XKB_KEY_Super_R:
+    case XKB_KEY_Meta_L: case XKB_KEY_Meta_R:
+    case XKB_KEY_Hyper_L: case XKB_KEY_Hyper_R:
+    case XKB_KEY_ISO_Level3_Shift:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace cu

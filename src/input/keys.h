@@ -72,6 +72,30 @@ result<std::vector<typed_char>> keystrokes_for_text(std::string_view utf8, size_
 // Super, Hyper or Meta; Ctrl+Alt with anything; Alt with Tab, Escape, space
 // or a function key; Ctrl+Escape; Print and Sys_Req; and the XF86 keys of
 // power, session and display (XF86PowerOff, XF86LogOff, XF86Switch_VT_1...).
+// XF86Close, XF86RotateWindows and Execute count as well: window managers
+// bind them to closing, rotating and running.
 bool is_system_combo(const key_chord& chord);
+
+// Whether sym acts on the X server itself rather than on any window, so
+// that this server never sends it, in any mode (docs/grants.md, "Keys the
+// server never sends"): Terminate_Server (kills the X server), the virtual
+// terminal switches (XF86Switch_VT_1..12), the grab breakers (XF86Ungrab,
+// XF86ClearGrab), the server's log dumps (XF86LogGrabInfo,
+// XF86LogWindowTree), the video mode switches (XF86Next_VMode,
+// XF86Prev_VMode), and the XKB keysyms that turn on keyboard controls or
+// press pointer buttons (MouseKeys, StickyKeys, SlowKeys, ..., Pointer_*):
+// a key bound to one of those clicks where the pointer is or changes how
+// every later key behaves, whatever window has the focus.
+bool is_server_key(keysym_t sym);
+
+// Whether the keys held together reach the X server itself: any server key,
+// or Ctrl+Alt with a key the default keymap turns into one (F1..F12: the
+// virtual terminals; BackSpace: Terminate_Server; KP_Divide, KP_Multiply,
+// KP_Add, KP_Subtract: the grab breakers and video modes).
+bool is_server_chord(const std::vector<keysym_t>& held);
+
+// Whether sym is a modifier a click or scroll may hold: Shift, Control,
+// Alt, Super, Meta, Hyper (either side) and AltGr (ISO_Level3_Shift).
+bool is_modifier_key(keysym_t sym);
 
 }  // namespace cu

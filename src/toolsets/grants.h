@@ -33,9 +33,12 @@ struct session_grants {
 std::string request_access_json(const session_grants& g, const std::vector<std::string>& denied,
                                 bool filtering);
 
-// Why tool may not send chords (written text) now: a system key combo
+// Why tool may not send chords (written text) now: a chord that reaches the
+// X server itself (is_server_chord), in any mode; a system key combo
 // (is_system_combo) while grants are enforced and the session has no
-// systemKeyCombos grant; nothing when it may.
+// systemKeyCombos grant; nothing when it may. The input actor judges the
+// keys held at each press again (input_context::judge_key): this one
+// answers early, with the call's own text.
 std::optional<std::string> system_combo_refusal(const session_grants& g, const grant_view& view,
                                                 const std::vector<key_chord>& chords,
                                                 std::string_view tool, std::string_view text);

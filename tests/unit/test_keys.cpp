@@ -177,3 +177,46 @@ TEST_CASE("a huge key text is not echoed whole in the error") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.err().message.size() < 400);
 }
+
+TEST_CASE("keys that reach the X server itself are server keys, alone or in their Ctrl+Alt chords") {
+  using cu::is_server_chord;
+  using cu::is_server_key;
+  for (keysym_t k : {keysym_t(XKB_KEY_Terminate_Server), keysym_t(XKB_KEY_XF86Switch_VT_1),
+                     keysym_t(XKB_KEY_XF86Switch_VT_12), keysym_t(XKB_KEY_XF86Ungrab),
+                     keysym_t(XKB_KEY_XF86ClearGrab), keysym_t(XKB_KEY_XF86LogGrabInfo),
+                     keysym_t(XKB_KEY_XF86LogWindowTree), keysym_t(XKB_KEY_XF86Next_VMode),
+                     keysym_t(XKB_KEY_XF86Prev_VMode), keysym_t(XKB_KEY_Pointer_Button1),
+                     keysym_t(XKB_KEY_Pointer_EnableKeys), keysym_t(XKB_KEY_MouseKeys_Enable),
+                     keysym_t(XKB_KEY_StickyKeys_Enable)}) {
+    CHECK(is_server_key(k));
+    CHECK(is_server_chord({k}));
+    CHECK(cu::is_system_combo(key_chord{{k}}));
+  }
+  for (keysym_t k : {keysym_t(XKB_KEY_a), keysym_t(XKB_KEY_Return), keysym_t(XKB_KEY_F1),
+                     keysym_t(XKB_KEY_BackSpace), keysym_t(XKB_KEY_KP_Multiply)}) {
+    CHECK_FALSE(is_server_key(k));
+  }
+  CHECK(is_server_chord({XKB_KEY_Control_L, XKB_KEY_Alt_L, XKB_KEY_BackSpace}));
+  CHECK(is_server_chord({XKB_KEY_Control_R, XKB_KEY_Alt_R, XKB_KEY_F7}));
+  CHECK(is_server_chord({XKB_KEY_Alt_L, XKB_KEY_Control_L, XKB_KEY_KP_Divide}));
+  CHECK(is_server_chord({XKB_KEY_Control_L, XKB_KEY_Alt_L, XKB_KEY_KP_Add}));
+  CHECK_FALSE(is_server_chord({XKB_KEY_Control_L, XKB_KEY_BackSpace}));
+  CHECK_FALSE(is_server_chord({XKB_KEY_Control_L, XKB_KEY_Alt_L, XKB_KEY_Delete}));
+  CHECK_FALSE(is_server_chord({XKB_KEY_Alt_L, XKB_KEY_F1}));
+  // Window managers' keys, system combos without being the server's.
+  CHECK(cu::is_system_combo(key_chord{{XKB_KEY_XF86Close}}));
+  CHECK(cu::is_system_combo(key_chord{{XKB_KEY_XF86RotateWindows}}));
+  CHECK(cu::is_system_combo(key_chord{{XKB_KEY_Execute}}));
+}
+
+TEST_CASE("modifier keys are the ones a click may hold") {
+  for (keysym_t k : {XKB_KEY_Shift_L, XKB_KEY_Shift_R, XKB_KEY_Control_L, XKB_KEY_Control_R,
+                     XKB_KEY_Alt_L, XKB_KEY_Alt_R, XKB_KEY_Super_L, XKB_KEY_Super_R,
+                     XKB_KEY_Meta_L, XKB_KEY_Hyper_R, XKB_KEY_ISO_Level3_Shift}) {
+    CHECK(cu::is_modifier_key(k));
+  }
+  for (keysym_t k : {XKB_KEY_a, XKB_KEY_space, XKB_KEY_Return, XKB_KEY_Caps_Lock, XKB_KEY_Tab,
+                     XKB_KEY_Terminate_Server}) {
+    CHECK_FALSE(cu::is_modifier_key(k));
+  }
+}

@@ -93,6 +93,16 @@ result<std::optional<held_keys>> optional_modifiers(tool_call& call) {
   if (!text) return text.take_error();
   auto chords = parse_key_sequence(*text);
   if (!chords) return chords.take_error();
+  // Modifiers only: any other key would go to the window holding the
+  // keyboard focus, which the click's point does not judge.
+  for (const key_chord& c : *chords) {
+    for (keysym_t k : c.keys) {
+      if (is_modifier_key(k)) continue;
+      return invalid_argument("text", "modifier keys only (shift, ctrl, alt, super, meta, "
+                                      "hyper, altgr, and their sides such as lshift)",
+                              str_cat("\"", text->substr(0, 128), "\""));
+    }
+  }
   if (auto no = system_combo_refusal(call.grants(), *call.policy().view(), *chords,
                                      call.tool_name(), *text)) {
     return make_error(errc::refused, std::move(*no));

@@ -87,6 +87,15 @@ std::string granted_json(const session_grants& g) {
 std::optional<std::string> system_combo_refusal(const session_grants& g, const grant_view& view,
                                                 const std::vector<key_chord>& chords,
                                                 std::string_view tool, std::string_view text) {
+  for (const key_chord& c : chords) {
+    if (!is_server_chord(c.keys)) continue;
+    return str_cat(tool, " \"", text.substr(0, 128),
+                   "\" was refused: it reaches the X server itself rather than a window (it "
+                   "would end the server, switch virtual terminals, break grabs, log the "
+                   "server's state, change the video mode, or turn on a keyboard control such "
+                   "as MouseKeys), so this server never sends it, whatever the grants "
+                   "(docs/grants.md)");
+  }
   if (view.mode != grants_mode::enforce || g.system_key_combos) return std::nullopt;
   for (const key_chord& c : chords) {
     if (!is_system_combo(c)) continue;
@@ -143,7 +152,7 @@ void handle_request_access(tool_call& call) {
   g.clipboard_read = g.clipboard_read || *read;
   g.clipboard_write = g.clipboard_write || *write;
   g.system_key_combos = g.system_key_combos || *keys;
-  call.policy().set_granted(g.apps);
+  call.policy().set_granted(g.apps, g.system_key_combos);
   call.finish(tool_result::json(request_access_json(g, denied, view->filtering())));
 }
 
