@@ -1,0 +1,496 @@
+// A hostile agent against the grants (docs/grants.md, "Attacks tested"):
+// each case is an attack an agent can make with the tools alone, and
+// checks its effect outside the server: the bytes a denied xterm's
+// terminal got, the events a denied window received, the X server still
+// there, pixels, a file's bytes. Real xterms named with -name (the
+// application "granted", "other" or "mail") record what their windows
+// receive (support/recording_xterm.h); small xcb clients make the windows
+// a hostile program would: docks, nameless popups, flickering
+// override-redirect windows, a window id reused.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xcb/xcb.h>
+
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/harness.h"
+#include "support/recording_xterm.h"
+#include "support/session_probe.h"
+#include "support/tool_calls.h"
+
+using namespace cu::test;
+
+namespace {
+
+const std::map<std::string, std::string> kEnforce = {{"CU_GRANTS", "enforce"}};
+
+void grant(server_process& s, const std::string& apps_json) {
+  ok_call(s, "request_access", R"({"apps":)" + apps_json + R"(,"reason":"test"})");
+}
+
+// The X server answers a round trip, and its process is there.
+void check_server_alive(const xvfb& x, x_observer& obs) {
+  CHECK(::kill(x.pid(), 0) == 0);
+  obs.sync();
+  CHECK(xcb_connection_has_error(obs.connection()) == 0);
+}
+
+// Whether the keycode of keysym-less modifier name ("Alt_L") is down.
+bool any_key_down(x_observer& obs) {
+  auto* c = obs.connection();
+  xcb_query_keymap_reply_t* k = xcb_query_keymap_reply(c, xcb_query_keymap(c), nullptr);
+  REQUIRE(k != nullptr);
+  bool down = false;
+  for (uint8_t b : k->keys) down = down || b != 0;
+  free(k);
+  return down;
+}
+
+// A refused batch's texts, its summary and its failed step's, together.
+std::string batch_error(server_process& s, const std::string& args) {
+  json_ptr r = s.call_tool("computer_batch", args);
+  REQUIRE(r);
+  REQUIRE(is_error(*r));
+  std::string out;
+  for (size_t i = 0; i < 4; ++i) out += text_of(*r, i) + "\n";
+  return out;
+}
+
+std::string call_line(const std::string& id, const std::string& tool, const std::string& args) {
+  return R"({"jsonrpc":"2.0","id":")" + id + R"(","method":"tools/call","params":{"name":")" +
+         tool + R"(","arguments":)" + args + "}}";
+}
+
+void set_class(xcb_connection_t* c, xcb_window_t w, const std::string& name) {
+  const std::string cls = name + '\0' + name + '\0';
+  xcb_change_property(c, XCB_PROP_MODE_REPLACE, w, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING, 8,
+                      uint32_t(cls.size()), cls.data());
+}
+
+xcb_atom_t intern(xcb_connection_t* c, const char* name) {
+  xcb_intern_atom_reply_t* r =
+      xcb_intern_atom_reply(c, xcb_intern_atom(c, 0, uint16_t(strlen(name)), name), nullptr);
+  REQUIRE(r != nullptr);
+  xcb_atom_t a = r->atom;
+  free(r);
+  return a;
+}
+
+// A window of a hostile client: override-redirect (no manager needed),
+// filled with colour, selecting the button presses it gets.
+xcb_window_t hostile_window(x_client& cl, int x, int y, int w, int h, rgb colour,
+                            bool map = true) {
+  xcb_connection_t* c = cl.connection();
+  xcb_window_t win = xcb_generate_id(c);
+  const uint32_t values[] = {cl.screen()->black_pixel, 1,
+                             XCB_EVENT_MASK_BUTTON_PRESS | XCB_EVENT_MASK_KEY_PRESS |
+                                 XCB_EVENT_MASK_EXPOSURE};
+  xcb_create_window(c, XCB_COPY_FROM_PARENT, win, cl.screen()->root, int16_t(x), int16_t(y),
+                    uint16_t(w), uint16_t(h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT,
+                    cl.screen()->root_visual,
+                    XCB_CW_BACK_PIXEL | XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
+  if (map) {
+    xcb_map_window(c, win);
+    cl.sync();
+    cl.fill(win, 0, 0, w, h, colour);
+  }
+  cl.sync();
+  return win;
+}
+
+// How many button presses the client's windows have been sent so far.
+int presses_received(x_client& cl) {
+  cl.sync();
+  int n = 0;
+  while (xcb_generic_event_t* ev = xcb_poll_for_event(cl.connection())) {
+    if ((ev->response_type & 0x7f) == XCB_BUTTON_PRESS) ++n;
+    free(ev);
+  }
+  return n;
+}
+
+// The names in dir, sorted, joined by spaces; empty when none.
+std::string read_file_list(const std::string& dir) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+bool all_black(const rgb_image& img, int x0, int y0, int x1, int y1) {
+  for (int y = y0; y < y1; ++y) {
+    for (int x = x0; x < x1; ++x) {
+      if (img.at(x, y) != rgb{0, 0, 0}) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("keys that reach the X server itself are never sent, in any mode, split across calls or not") {
+  const std::string mode = GENERATE("open", "enforce");
+  INFO("CU_GRANTS=" << mode);
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  recording_xterm term(obs, x.display(), "granted", 40, 60);
+  obs.set_input_focus(term.window());
+  server_process s(x.display(), {{"CU_GRANTS", mode}});
+  ok_call(s, "screenshot");
+  grant(s, R"(["granted"])");
+  for (const char* keys :
+       {"Terminate_Server", "XF86LogGrabInfo", "XF86LogWindowTree", "XF86Next_VMode",
+        "XF86Prev_VMode", "XF86Switch_VT_2", "XF86Ungrab", "XF86ClearGrab", "Pointer_Button1",
+        "Pointer_EnableKeys", "MouseKeys_Enable", "StickyKeys_Enable", "ctrl+alt+BackSpace",
+        "ctrl+alt+F1", "ctrl+alt+F12", "ctrl+alt+KP_Multiply", "ctrl+alt+KP_Divide",
+        "ctrl+alt+KP_Add", "ctrl+alt+KP_Subtract", "shift+Terminate_Server", "a Terminate_Server"}) {
+    INFO(keys);
+    const std::string k = std::string(R"({"text":")") + keys + "\"";
+    CHECK(contains(error_text(s, "key", k + "}"), "never sends it"));
+    CHECK(contains(error_text(s, "hold_key", k + R"(,"duration":0.2})"), "never sends it"));
+    CHECK(is_error(*s.call_tool("left_click", R"({"coordinate":[700,600],)" + k.substr(1) + "}")));
+    CHECK(contains(batch_error(s,
+                              R"({"actions":[{"name":"key","arguments":)" + k + "}}]}"),
+                   "never sends it"));
+  }
+  // Split across calls: Ctrl+Alt held by one, BackSpace and F1 from others
+  // while it lasts (open mode has no systemKeyCombos to ask for).
+  if (mode == "open") {
+    s.send(call_line("hold", "hold_key", R"({"text":"ctrl+alt","duration":3})"));
+    wait_until([&] { return any_key_down(obs); }, "ctrl+alt to be held");
+    for (const char* k : {"BackSpace", "F1", "KP_Multiply", "KP_Divide"}) {
+      INFO(k);
+      CHECK(contains(error_text(s, "key", std::string(R"({"text":")") + k + "\"}"),
+                     "never sends them"));
+    }
+    json_ptr hold = s.read_response("\"hold\"", 10000);
+    REQUIRE(hold);
+    CHECK_FALSE(is_error(*hold));
+  }
+  check_server_alive(x, obs);
+  check_nothing_held(obs);
+  // Nothing typed reached the terminal: the barrier is the only text.
+  ok_call(s, "type", R"({"text":"ok"})");
+  term.wait_for([](const std::vector<sent>& r) { return keys_of(r).find("ok") != std::string::npos; },
+                "the barrier's typing");
+  CHECK(keys_of(term.received()) == "ok");
+}
+
+TEST_CASE("a click's or scroll's text takes modifiers only: no keys reach the focused window through it") {
+  // The focus is on a denied terminal; the clicks are on the desktop,
+  // which is allowed. Keys in their text would go to the terminal.
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  recording_xterm mail(obs, x.display(), "mail", 40, 60);
+  obs.set_input_focus(mail.window());
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail"}});
+  ok_call(s, "screenshot");
+  for (const char* text : {"t", "space", "slash", "Return", "ctrl+t", "shift+a", "shift t",
+                           "BackSpace", "KP_Enter", "Escape"}) {
+    INFO(text);
+    const std::string t = std::string(R"("text":")") + text + "\"";
+    for (const char* tool : {"left_click", "right_click", "double_click", "middle_click",
+                             "triple_click"}) {
+      CHECK(contains(error_text(s, tool, R"({"coordinate":[1200,700],)" + t + "}"),
+                     "modifier keys only"));
+    }
+    CHECK(contains(error_text(s, "scroll",
+                              R"({"coordinate":[1200,700],"scroll_direction":"down","scroll_amount":1,)" +
+                                  t + "}"),
+                   "modifier keys only"));
+    CHECK(contains(batch_error(s,
+                              R"({"actions":[{"name":"left_click","arguments":{"coordinate":[1200,700],)" +
+                                  t + "}}]}"),
+                   "modifier keys only"));
+  }
+  // Modifiers are still modifiers.
+  ok_call(s, "left_click", R"({"coordinate":[1200,700],"text":"shift"})");
+  ok_call(s, "left_click", R"({"coordinate":[1200,700],"text":"ctrl+lshift+altgr"})");
+  check_nothing_held(obs);
+  // The barrier: another server, without the deny list, types into the
+  // terminal; what it got before is nothing.
+  server_process open(x.display());
+  obs.set_input_focus(mail.window());
+  ok_call(open, "type", R"({"text":"Z"})");
+  mail.wait_for([](const std::vector<sent>& r) { return !keys_of(r).empty(); },
+                "the barrier's typing");
+  CHECK(keys_of(mail.received()) == "Z");
+}
+
+TEST_CASE("each key is judged as it goes out: a focus that moves to a window not granted mid-call stops the call there") {
+  const bool with_wm = GENERATE(false, true);
+  INFO((with_wm ? "under openbox" : "without a window manager"));
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  std::optional<background_program> wm;
+  if (with_wm) start_openbox(obs, wm, x.display());
+  recording_xterm granted(obs, x.display(), "granted", 40, 60);
+  recording_xterm other(obs, x.display(), "other", 700, 60);
+  // A pace a test can act within: 2000 characters take 10 s at least.
+  server_process s(x.display(), {{"CU_GRANTS", "enforce"}, {"CU_TYPE_DELAY_MS", "5"}});
+  ok_call(s, "screenshot");
+  grant(s, R"(["granted"])");
+
+  for (const std::string tool : {"type", "key"}) {
+    INFO(tool);
+    obs.set_input_focus(granted.window());
+    const size_t before = keys_of(granted.received()).size();
+    if (tool == "type") {
+      s.send(call_line("long", "type", R"({"text":")" + std::string(2000, 'a') + "\"}"));
+    } else {
+      s.send(call_line("long", "key", R"({"text":"a","repeat":1000})"));
+    }
+    granted.wait_for([&](const std::vector<sent>& r) { return keys_of(r).size() >= before + 10; },
+                     "the first keys to reach the granted terminal");
+    obs.set_input_focus(other.window());
+    json_ptr r = s.read_response("\"long\"", 30000);
+    REQUIRE(r);
+    REQUIRE(is_error(*r));
+    const std::string text = text_of(*r);
+    INFO(text);
+    CHECK(contains(text, tool == "type" ? "keystroke(s), then: typing was refused"
+                                        : "chord(s), then: pressing keys was refused"));
+    CHECK(contains(text, R"(the keyboard focus is on a window of "other")"));
+    check_nothing_held(obs);
+  }
+  // The barrier: other granted and typed into; what it got before is nothing.
+  grant(s, R"(["other"])");
+  obs.set_input_focus(other.window());
+  ok_call(s, "type", R"({"text":"Z"})");
+  other.wait_for([](const std::vector<sent>& r) { return !keys_of(r).empty(); },
+                 "the barrier's typing");
+  CHECK(keys_of(other.received()) == "Z");
+}
+
+TEST_CASE("system key combos split across hold_key and key are judged with everything held") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  recording_xterm granted(obs, x.display(), "granted", 40, 60);
+  obs.set_input_focus(granted.window());
+  server_process s(x.display(), kEnforce);
+  ok_call(s, "screenshot");
+  grant(s, R"(["granted"])");
+  for (auto [held, then] : std::vector<std::pair<const char*, const char*>>{
+           {"alt", "Tab"}, {"ctrl", "alt+t"}, {"alt", "F4"}, {"ctrl+shift", "Escape"},
+           {"alt", "space"}}) {
+    INFO(held << " held, then " << then);
+    s.send(call_line("hold", "hold_key", std::string(R"({"text":")") + held +
+                                             R"(","duration":2})"));
+    wait_until([&] { return any_key_down(obs); }, "the hold");
+    const std::string text = error_text(s, "key", std::string(R"({"text":")") + then + "\"}");
+    CHECK(contains(text, "system key combo"));
+    CHECK(contains(text, "systemKeyCombos: true"));
+    // A click's modifiers alike.
+    if (std::string(held) == "alt") {
+      CHECK(contains(error_text(s, "left_click", R"({"coordinate":)" +
+                                                    centre_of(obs, granted.window()) +
+                                                    R"(,"text":"ctrl"})"),
+                     "system key combo"));
+    }
+    json_ptr hold = s.read_response("\"hold\"", 10000);
+    REQUIRE(hold);
+    CHECK_FALSE(is_error(*hold));
+    check_nothing_held(obs);
+  }
+  // No key but the barrier reached the terminal (a Tab, an ESC, a 't').
+  ok_call(s, "type", R"({"text":"ok"})");
+  granted.wait_for([](const std::vector<sent>& r) { return keys_of(r).find("ok") != std::string::npos; },
+                   "the barrier's typing");
+  CHECK(keys_of(granted.received()) == "ok");
+}
+
+TEST_CASE("a denied program's window typed a dock is still denied") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  x_client mail(x.display());
+  xcb_window_t dock = hostile_window(mail, 100, 100, 300, 200, {250, 40, 40}, false);
+  set_class(mail.connection(), dock, "mail");
+  const xcb_atom_t type = intern(mail.connection(), "_NET_WM_WINDOW_TYPE");
+  const xcb_atom_t dock_type = intern(mail.connection(), "_NET_WM_WINDOW_TYPE_DOCK");
+  xcb_change_property(mail.connection(), XCB_PROP_MODE_REPLACE, dock, type, XCB_ATOM_ATOM, 32, 1,
+                      &dock_type);
+  xcb_map_window(mail.connection(), dock);
+  mail.sync();
+  mail.fill(dock, 0, 0, 300, 200, {250, 40, 40});
+  mail.sync();
+  for (const std::string mode : {"open", "enforce"}) {
+    INFO("CU_GRANTS=" << mode);
+    server_process s(x.display(), {{"CU_GRANTS", mode}, {"CU_DENY_APPS", "mail"}});
+    json_ptr shot = s.call_tool("screenshot");
+    REQUIRE(shot);
+    REQUIRE_FALSE(is_error(*shot));
+    CHECK(all_black(image_of(*shot), 110, 110, 390, 290));
+    CHECK(contains(error_text(s, "left_click", R"({"coordinate":[200,200]})"), "CU_DENY_APPS"));
+  }
+  CHECK(presses_received(mail) == 0);
+}
+
+TEST_CASE("a denied program's nameless popup stays denied under any number of windows above it") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  x_client mail(x.display());
+  // The program's named window, and a popup that names nothing: it is the
+  // program's by the client that made it.
+  xcb_window_t named = hostile_window(mail, 0, 700, 40, 40, {10, 10, 10}, false);
+  set_class(mail.connection(), named, "mail");
+  xcb_map_window(mail.connection(), named);
+  xcb_window_t popup = hostile_window(mail, 300, 200, 200, 150, {40, 200, 40});
+  (void)popup;
+  // 100 windows of another client stacked above both, away from the popup.
+  x_client junk(x.display());
+  for (int i = 0; i < 100; ++i) {
+    xcb_window_t w = hostile_window(junk, 800 + (i % 10) * 50, 300 + (i / 10) * 40, 40, 30,
+                                    {20, 20, 200}, false);
+    set_class(junk.connection(), w, "junk");
+    xcb_map_window(junk.connection(), w);
+  }
+  junk.sync();
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail"}});
+  json_ptr shot = s.call_tool("screenshot");
+  REQUIRE(shot);
+  REQUIRE_FALSE(is_error(*shot));
+  CHECK(all_black(image_of(*shot), 300, 200, 500, 350));
+  CHECK(contains(error_text(s, "left_click", R"({"coordinate":[400,275]})"), "CU_DENY_APPS"));
+  CHECK(presses_received(mail) == 0);
+}
+
+TEST_CASE("no click lands on a denied window flickering over a granted one (the server is held from judgement to press)") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  recording_xterm granted(obs, x.display(), "granted", 40, 60);
+  const std::string at = centre_of(obs, granted.window());
+  const area a = x_area(obs, granted.window());
+  // Pacing off: the flickering window keeps the screen from ever going
+  // quiet, and each click would wait CU_PACE_MAX_MS for it.
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail"}, {"CU_PACE_QUIET_MS", "0"}});
+  ok_call(s, "screenshot");
+  // A denied override-redirect window over the terminal's centre, mapped
+  // and unmapped as fast as the X server takes it.
+  x_client mail(x.display());
+  xcb_window_t flicker =
+      hostile_window(mail, a.x + a.w / 2 - 20, a.y + a.h / 2 - 20, 40, 40, {200, 0, 0}, false);
+  set_class(mail.connection(), flicker, "mail");
+  mail.sync();
+  std::atomic<bool> stop{false};
+  std::atomic<int> cycles{0};
+  std::thread flickering([&] {
+    xcb_connection_t* c = mail.connection();
+    // Mapped half of every 0.7 ms (the attack's own timing), each change
+    // a round trip so that it has happened before the next.
+    while (!stop) {
+      xcb_map_window(c, flicker);
+      free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+      std::this_thread::sleep_for(std::chrono::microseconds(350));
+      xcb_unmap_window(c, flicker);
+      free(xcb_get_input_focus_reply(c, xcb_get_input_focus(c), nullptr));
+      std::this_thread::sleep_for(std::chrono::microseconds(350));
+      ++cycles;
+    }
+  });
+  int allowed = 0, refused = 0;
+  for (int i = 0; i < 75; ++i) {
+    json_ptr r = s.call_tool("left_click", R"({"coordinate":)" + at + "}");
+    REQUIRE(r);
+    if (is_error(*r)) {
+      CHECK(contains(text_of(*r), "CU_DENY_APPS"));
+      ++refused;
+    } else {
+      ++allowed;
+    }
+  }
+  stop = true;
+  flickering.join();
+  INFO(allowed << " clicks allowed, " << refused << " refused, " << cycles << " map cycles");
+  CHECK(cycles >= 10);
+  CHECK(presses_received(mail) == 0);
+  // Every allowed click reached the terminal: its presses are counted.
+  granted.wait_for([&](const std::vector<sent>& r) { return presses(r) >= allowed; },
+                   "the allowed clicks to reach the terminal");
+  check_nothing_held(obs);
+}
+
+TEST_CASE("trace parts are never opened through a planted link, and a directory others can write is refused") {
+  xvfb x(640, 480);
+  char tmpl[] = "/tmp/cu-hostile-trace-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const std::string victim = dir + "-victim";
+  {
+    int fd = ::open(victim.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, "precious", 8) == 8);
+    ::close(fd);
+  }
+  {
+    server_process s(x.display(), {{"CU_TRACE_DIR", dir}, {"CU_TRACE_MAX_BYTES", "65536"},
+                                   {"CU_IMAGE_FORMAT", "png"}});
+    ok_call(s, "screenshot");
+    // The first part is there; a link planted at every later part's name.
+    std::string first;
+    wait_until([&] {
+      std::string out = read_file_list(dir);
+      if (out.empty()) return false;
+      first = out;
+      return true;
+    }, "the first trace part");
+    REQUIRE(first.ends_with(".html"));
+    const std::string stem = first.substr(0, first.size() - 5);
+    for (int part = 2; part <= 6; ++part) {
+      const std::string link = dir + "/" + stem + "." + std::to_string(part) + ".html";
+      REQUIRE(::symlink(victim.c_str(), link.c_str()) == 0);
+    }
+    x_client painter(x.display());
+    xcb_window_t w = painter.create_window(0, 0, 640, 480, {0, 0, 0});
+    for (uint32_t i = 0; i < 12; ++i) {
+      painter.paint_noise(w, 640, 480, i + 1);
+      ok_call(s, "screenshot");
+    }
+  }
+  CHECK(read_file(victim) == "precious");
+  // Group- or world-writable: refused, nothing written there.
+  const std::string open_dir = dir + "-open";
+  REQUIRE(mkdir(open_dir.c_str(), 0700) == 0);
+  REQUIRE(chmod(open_dir.c_str(), 0777) == 0);
+  {
+    server_process s(x.display(), {{"CU_TRACE_DIR", open_dir}});
+    ok_call(s, "screenshot");
+    CHECK(contains(s.stderr_text(), "refusing the trace directory"));
+  }
+  CHECK(read_file_list(open_dir).empty());
+  const std::string cmd = "rm -rf '" + dir + "' '" + victim + "' '" + open_dir + "'";
+  (void)!system(cmd.c_str());
+}
+
+TEST_CASE("_meta that is not an object is refused, not served as a legacy request") {
+  xvfb x(640, 480);
+  server_process s(x.display());
+  for (const char* meta : {"null", "[]", "\"x\"", "1", "true"}) {
+    INFO(meta);
+    s.send(std::string(R"({"jsonrpc":"2.0","id":"m","method":"tools/call","params":{"name":"cursor_position","arguments":{},"_meta":)") +
+           meta + "}}");
+    json_ptr r = s.read_response("\"m\"");
+    REQUIRE(r);
+    CHECK(contains(r->text, "-32602"));
+    CHECK(contains(r->text, "_meta must be an object"));
+  }
+}
