@@ -18,6 +18,7 @@
 #include "core/geometry.h"
 #include "core/grant_policy.h"
 #include "core/tool_result.h"
+#include "x11/windows.h"
 #include "util/seconds_text.h"
 #include "x11/atoms.h"
 #include "x11/subwindows.h"
@@ -60,6 +61,11 @@ using view_ptr = std::shared_ptr<const grant_view>;
 // identity cannot be read (gone meanwhile) is judged as one that names no
 // application.
 bool window_allowed(desktop_context& d, const view_ptr& view, xcb_window_t w);
+// Clears the titles of the windows view does not allow, so that matching
+// a name against the list (focus_window and open_application by app)
+// never looks at a withheld title: "refused" for words of a hidden title
+// and "no window matches" for others would tell it word by word.
+void withhold_titles(desktop_context& d, const view_ptr& view, std::vector<window_info>& windows);
 // A refusal of doing on w, whole (grant_view::refusal), or nothing when
 // the view allows w.
 std::optional<desktop_result> refuse_window(desktop_context& d, const view_ptr& view,

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <optional>
 
 #include "core/json_writer.h"
+
 #include "desktop/activation.h"
 #include "desktop/app_lookup.h"
 #include "desktop/desktop_op.h"
@@ -67,6 +69,7 @@ class open_application final : public desktop_op {
 
   std::optional<desktop_result> start(desktop_context& d) override {
     auto windows = list_client_windows(d.conn, *d.atoms, d.root);
+    withhold_titles(d, view_, windows);
     if (auto w = match_window(windows, app_)) return activate(d, *w);
     const launch_env env = launch_env::from_environment();
     std::vector<rejected_entry> rejected;
@@ -153,6 +156,7 @@ class open_application final : public desktop_op {
   // Within each kind the topmost wins.
   std::optional<desktop_result> look(desktop_context& d) {
     auto windows = list_client_windows(d.conn, *d.atoms, d.root);
+    withhold_titles(d, view_, windows);
     std::optional<window_info> found;
     for (const window_info& w : windows) {
       if (w.pid == uint32_t(pid_) && w.viewable) found = w;
@@ -185,9 +189,25 @@ class open_application final : public desktop_op {
     const std::string doing = str_cat("open_application \"", app_, "\"");
     if (auto refused = refuse_window(d, view_, w.id, doing)) {
       if (launched_ && !refused->result.content.empty()) {
-        refused->result.content.front().text += str_cat(
-            " (the program was started, pid ", std::to_string(pid_),
-            "; its window was not focused)");
+        const bool ours =
+            w.pid == uint32_t(pid_) ||
+            std::find(there_before_.begin(), there_before_.end(), w.id) == there_before_.end();
+        if (ours && program_.pid() > 0 && !program_.exit_status()) {
+          // The program started is the application the grants refuse (a
+          // wrapper such as uxterm that runs a denied xterm): it is ended,
+          // with everything in its process group (it has a session of its
+          // own), not left running where the agent cannot see it.
+          ::kill(-pid_, SIGKILL);
+          ::kill(pid_, SIGKILL);
+          program_.release();
+          refused->result.content.front().text += str_cat(
+              " (the program was started, pid ", std::to_string(pid_),
+              ", and showed this window, so it was ended with its process group)");
+        } else {
+          refused->result.content.front().text += str_cat(
+              " (the program was started, pid ", std::to_string(pid_),
+              "; its window was not focused)");
+        }
       }
       return refused;
     }

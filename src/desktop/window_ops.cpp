@@ -259,7 +259,9 @@ class focus_window final : public desktop_op {
       if (!found) return fail(found.err().message);
       w = found->info;
     } else {
-      w = match_window(list_client_windows(d.conn, *d.atoms, d.root), app_);
+      std::vector<window_info> windows = list_client_windows(d.conn, *d.atoms, d.root);
+      withhold_titles(d, view_, windows);
+      w = match_window(windows, app_);
       if (!w) {
         return fail(str_cat("no window matches \"", app_,
                             "\" (focus_window launches nothing; open_application does)"));
@@ -892,6 +894,13 @@ class window_at final : public desktop_op {
 bool window_allowed(desktop_context& d, const view_ptr& view, xcb_window_t w) {
   if (!view || !view->filtering()) return true;
   return view->allows(identity_of(d, w));
+}
+
+void withhold_titles(desktop_context& d, const view_ptr& view, std::vector<window_info>& windows) {
+  if (!view || !view->filtering()) return;
+  for (window_info& w : windows) {
+    if (!window_allowed(d, view, w.id)) w.title.clear();
+  }
 }
 
 std::optional<desktop_result> refuse_window(desktop_context& d, const view_ptr& view,

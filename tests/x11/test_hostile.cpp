@@ -494,3 +494,56 @@ TEST_CASE("_meta that is not an object is refused, not served as a legacy reques
     CHECK(contains(r->text, "_meta must be an object"));
   }
 }
+
+TEST_CASE("focus_window by app never matches the words of a withheld title") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  x_client mail(x.display());
+  xcb_window_t w = mail.create_app_window(100, 100, 300, 200, {200, 200, 40});
+  set_class(mail.connection(), w, "mail");
+  const std::string title = "quarterly secret plans";
+  xcb_change_property(mail.connection(), XCB_PROP_MODE_REPLACE, w, XCB_ATOM_WM_NAME,
+                      XCB_ATOM_STRING, 8, uint32_t(title.size()), title.data());
+  mail.sync();
+  for (const std::string mode : {"enforce", "open"}) {
+    INFO("CU_GRANTS=" << mode);
+    server_process s(x.display(), {{"CU_GRANTS", mode}, {"CU_DENY_APPS", "mail"},
+                                   {"CU_TOOLSETS", "windows"}});
+    // Words of the title and a word that is nowhere get the same answer
+    // (open_application's, refused or not found, with the word in it).
+    auto answer = [&](const char* tool, const std::string& word) {
+      json_ptr r = s.call_tool(tool, R"({"app":")" + word + "\"}");
+      REQUIRE(r);
+      std::string text = (is_error(*r) ? "error: " : "ok: ") + text_of(*r);
+      for (size_t at; (at = text.find(word)) != std::string::npos;) text.replace(at, word.size(), "WORD");
+      return text;
+    };
+    const std::string focus_none = answer("focus_window", "zzzz");
+    const std::string open_none = answer("open_application", "zzzz");
+    CHECK(contains(focus_none, "no window matches"));
+    for (const char* word : {"secret", "plans", "quarterly secret plans"}) {
+      INFO(word);
+      CHECK(answer("focus_window", word) == focus_none);
+      CHECK(answer("open_application", word) == open_none);
+    }
+    // Its application's name is no secret: refused by it, as before.
+    CHECK(contains(error_text(s, "focus_window", R"({"app":"mail"})"), "CU_DENY_APPS"));
+  }
+}
+
+TEST_CASE("open_application of a wrapper that runs a denied program ends what it started") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  // uxterm is a shell script that runs xterm: its name says nothing of
+  // what it runs until xterm's window shows.
+  server_process s(x.display(), {{"CU_DENY_APPS", "xterm"}});
+  const std::string text = error_text(s, "open_application", R"({"app":"uxterm"})");
+  INFO(text);
+  CHECK(contains(text, "CU_DENY_APPS"));
+  CHECK(contains(text, "was ended with its process group"));
+  const size_t at = text.find("pid ");
+  REQUIRE(at != std::string::npos);
+  const pid_t pid = pid_t(std::stol(text.substr(at + 4)));
+  wait_until([&] { return ::kill(pid, 0) != 0; }, "the started program to be gone");
+  wait_until([&] { return obs.windows_with_class("XTerm").empty(); }, "xterm's window to go");
+}
