@@ -18,6 +18,7 @@
 #include "input/marker.h"
 #include "protocol/server.h"
 #include "toolsets/registry.h"
+#include "toolsets/operator_grants.h"
 #include "util/config.h"
 #include "util/environment.h"
 #include "util/lock.h"
@@ -200,6 +201,11 @@ int main(int argc, char** argv) {
   if (cfg.grants_desktop != "allow" && cfg.grants_desktop != "deny") {
     fprintf(stderr, "computer-use-mcp: CU_GRANTS_DESKTOP=\"%s\": expected allow or deny\n",
             cfg.grants_desktop.c_str());
+    return 2;
+  }
+  // The operator's lists and policy file: an error stops the server.
+  if (auto op = cu::read_operator_grants(cfg); !op) {
+    fprintf(stderr, "computer-use-mcp: %s\n", op.err().message.c_str());
     return 2;
   }
   // Programs open_application starts inherit the environment: they must

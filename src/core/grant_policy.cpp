@@ -93,6 +93,19 @@ bool grant_view::name_denied(std::string_view name) const {
   return false;
 }
 
+bool grant_view::name_allowed(std::string_view name) const {
+  if (!allow_list) return true;
+  const std::string n = ascii_lower(name);
+  if (allowed.count(n) != 0) return true;
+  if (aliases) {
+    for (const std::string& a : allowed) {
+      auto it = aliases->by_key.find(a);
+      if (it != aliases->by_key.end() && it->second.count(n) != 0) return true;
+    }
+  }
+  return false;
+}
+
 std::string grant_view::refusal(std::string_view doing, std::string_view where,
                                 const app_identity& a, verdict v) const {
   const std::string app = quoted(a.label());
@@ -119,8 +132,13 @@ std::string grant_view::refusal(std::string_view doing, std::string_view where,
 }
 
 grant_policy::grant_policy(grants_mode mode, std::set<std::string> denied, bool desktop_allowed,
-                           std::shared_ptr<const desktop_aliases> aliases) {
+                           std::shared_ptr<const desktop_aliases> aliases,
+                           std::optional<std::set<std::string>> allowed) {
   auto v = std::make_shared<grant_view>();
+  if (allowed) {
+    v->allow_list = true;
+    v->allowed = std::move(*allowed);
+  }
   v->mode = mode;
   v->denied = std::move(denied);
   v->desktop_allowed = desktop_allowed;

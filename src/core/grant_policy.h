@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -70,6 +71,10 @@ class grant_view {
   // of the keys held at each press.
   bool system_keys = false;
   std::set<std::string> denied;   // Lower-case names.
+  // The operator's allow list (CU_ALLOW_APPS, CU_GRANTS_FILE): when there is
+  // one, request_access grants only names on it.
+  bool allow_list = false;
+  std::set<std::string> allowed;  // Lower-case names.
   std::shared_ptr<const desktop_aliases> aliases;
   // Grows with every new view: what was filtered or cached under an older
   // view is not trusted under this one.
@@ -86,6 +91,9 @@ class grant_view {
   bool allows(const app_identity& a) const { return judge(a) == verdict::allowed; }
   // Whether the name as request_access got it is on the deny list.
   bool name_denied(std::string_view name) const;
+  // Whether request_access may grant the name: no allow list, or the name
+  // (or a desktop entry's name for a program) on it.
+  bool name_allowed(std::string_view name) const;
 
   // What a refusal says, whole: "<doing> was refused: <where> a window of
   // "xterm", which is not granted to this session (CU_GRANTS=enforce); call
@@ -99,7 +107,8 @@ class grant_view {
 class grant_policy {
  public:
   grant_policy(grants_mode mode, std::set<std::string> denied, bool desktop_allowed,
-               std::shared_ptr<const desktop_aliases> aliases);
+               std::shared_ptr<const desktop_aliases> aliases,
+               std::optional<std::set<std::string>> allowed = std::nullopt);
 
   // The current view. Cheap: a copy of a shared pointer under a lock.
   std::shared_ptr<const grant_view> view() const;

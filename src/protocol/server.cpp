@@ -184,17 +184,32 @@ std::unique_ptr<recorder> open_trace(const config& cfg, server_generation& gener
 
 // The grants' policy from the configuration; desktop entries' names are
 // read only when something is ever refused or hidden.
-std::unique_ptr<grant_policy> make_policy(const config& cfg) {
+std::unique_ptr<grant_policy> make_policy(const config& cfg, const operator_grants& op) {
   const grants_mode mode = cfg.grants == "enforce" ? grants_mode::enforce : grants_mode::open;
-  std::set<std::string> denied = parse_app_list(cfg.deny_apps);
+  std::set<std::string> denied = op.denied;
   std::shared_ptr<const desktop_aliases> aliases;
-  if (mode == grants_mode::enforce || !denied.empty()) {
+  if (mode == grants_mode::enforce || !denied.empty() || op.allow_list) {
     aliases = read_desktop_aliases(launch_env::from_environment());
-    log(log_level::info, "grants: %s%s%s", mode == grants_mode::enforce ? "enforced" : "open",
-        denied.empty() ? "" : ", denied: ", cfg.deny_apps.c_str());
+    log(log_level::info, "grants: %s%s%s%s", mode == grants_mode::enforce ? "enforced" : "open",
+        denied.empty() ? "" : ", a deny list", op.allow_list ? ", an allow list" : "",
+        op.approved.empty() ? "" : ", grants approved from the start");
   }
-  return std::make_unique<grant_policy>(mode, std::move(denied), cfg.grants_desktop != "deny",
-                                        std::move(aliases));
+  auto p = std::make_unique<grant_policy>(
+      mode, std::move(denied), cfg.grants_desktop != "deny", std::move(aliases),
+      op.allow_list ? std::optional<std::set<std::string>>(op.allowed) : std::nullopt);
+  p->set_granted(op.approved.apps, op.approved.system_key_combos);
+  return p;
+}
+
+// The operator's lists; main() has read them once already and stopped on
+// an error, so one here is only logged.
+operator_grants operator_lists(const config& cfg) {
+  auto g = read_operator_grants(cfg);
+  if (!g) {
+    log(log_level::error, "%s", g.err().message.c_str());
+    return operator_grants{};
+  }
+  return *g;
 }
 
 bool is_valid_id(element id) { return id.is_string() || id.is_int64() || id.is_uint64(); }
@@ -214,7 +229,8 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
           loop, [this](int) { begin_stop(stop_reason::broken_pipe); },
           [this] { relieve_pressure(); }),
       completions_(loop, [this](std::vector<completion>& b) { on_completions(b); }),
-      policy_(make_policy(cfg_)),
+      operator_(operator_lists(cfg_)),
+      policy_(make_policy(cfg_, operator_)),
       trace_(open_trace(cfg_, generation_, policy_.get())),
       pool_(capture_config{cfg_.display, cfg_.save_dir, cfg_.capture_workers, &generation_,
                            cfg_.format, cfg_.max_result_bytes,
@@ -240,6 +256,7 @@ server::server(uv_loop_t* loop, config cfg, input_guard guard)
       desktop_(cfg_.display, generation_, completions_),
       a11y_(make_a11y(cfg_, completions_)),
       coords_(cfg_.display, generation_),
+      grants_(operator_.approved),
       services_(start_room_services(cfg_.toolsets_on, cfg_, completions_, guard_devices_)),
       calls_(call_context{loop, cfg_, out_, coords_, grants_, *policy_, pool_, actor_, desktop_,
                           a11y_.get(),
@@ -385,12 +402,12 @@ void server::on_frame(std::string_view line, bool padded) {
   // The idle release also ends the session's grants (the actor releases
   // held input on its own timer).
   auto now = std::chrono::steady_clock::now();
-  if (cfg_.idle_release_secs > 0 && !grants_.empty() &&
+  if (cfg_.idle_release_secs > 0 && !(grants_ == operator_.approved) &&
       now - last_request_ >= std::chrono::duration<double>(cfg_.idle_release_secs)) {
     log(log_level::info, "no request for %gs: clearing the session's grants",
         cfg_.idle_release_secs);
-    grants_ = session_grants{};
-    policy_->set_granted({});
+    grants_ = operator_.approved;
+    policy_->set_granted(grants_.apps, grants_.system_key_combos);
   }
   last_request_ = now;
   // A line's tokens, not its bytes, are what makes the DOM parser's tape

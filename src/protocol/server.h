@@ -34,6 +34,7 @@
 #include "protocol/stdio.h"
 #include "core/grant_policy.h"
 #include "toolsets/grants.h"
+#include "toolsets/operator_grants.h"
 #include "util/config.h"
 
 namespace cu {
@@ -120,6 +121,9 @@ class server {
   replies out_;
   completion_queue completions_;
   server_generation generation_;  // Shared with the threads below.
+  // The operator's allow and deny lists and grants approved from the start
+  // (CU_ALLOW_APPS, CU_DENY_APPS, CU_GRANTS_FILE).
+  operator_grants operator_;
   // What the agent may touch (CU_GRANTS, CU_DENY_APPS; docs/grants.md),
   // read by the threads below, its grants set here on the loop thread.
   std::unique_ptr<grant_policy> policy_;

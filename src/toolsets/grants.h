@@ -21,6 +21,7 @@ struct session_grants {
   bool clipboard_write = false;
   bool system_key_combos = false;
 
+  bool operator==(const session_grants&) const = default;
   bool empty() const {
     return apps.empty() && !clipboard_read && !clipboard_write && !system_key_combos;
   }

@@ -113,6 +113,8 @@ config config_from_env() {
   read_count("CU_TRACE_KEEP", &c.trace_keep, 1, 100000);
   if (const char* v = getenv("CU_GRANTS")) c.grants = v;
   if (const char* v = getenv("CU_DENY_APPS")) c.deny_apps = v;
+  if (const char* v = getenv("CU_ALLOW_APPS")) c.allow_apps = v;
+  if (const char* v = getenv("CU_GRANTS_FILE")) c.grants_file = v;
   if (const char* v = getenv("CU_GRANTS_DESKTOP")) c.grants_desktop = v;
   return c;
 }

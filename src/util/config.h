@@ -49,6 +49,8 @@ struct config {
   // desktop itself (the root, panels) counts as granted when enforcing.
   std::string grants = "open";                                  // CU_GRANTS
   std::string deny_apps;                                        // CU_DENY_APPS
+  std::string allow_apps;                                       // CU_ALLOW_APPS
+  std::string grants_file;                                      // CU_GRANTS_FILE
   std::string grants_desktop = "allow";                         // CU_GRANTS_DESKTOP
 };
 

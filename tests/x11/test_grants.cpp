@@ -254,6 +254,75 @@ TEST_CASE("open grants, the default, refuse nothing") {
                      "the click to reach the other xterm");
 }
 
+TEST_CASE("the operator's allow list is all request_access grants, and a policy file pre-approves grants") {
+  scene sc(false);
+  {
+    // CU_ALLOW_APPS: the agent cannot grant itself anything else.
+    server_process s(sc.x.display(), {{"CU_GRANTS", "enforce"}, {"CU_ALLOW_APPS", "Granted"}});
+    start(s);
+    const json_ptr access =
+        ok_call(s, "request_access", R"({"apps":["granted","other"],"reason":"test"})");
+    CHECK(contains(text_of(*access), R"("grantedApplications":["granted"])"));
+    CHECK(contains(text_of(*access), R"("deniedApplications":["other"])"));
+    CHECK(contains(error_text(s, "left_click",
+                              R"({"coordinate":)" + centre_of(sc.obs, sc.other->window()) + "}"),
+                   "not granted"));
+  }
+  // CU_GRANTS_FILE: an allow list, a deny list and grants approved from the
+  // start, for an unattended run that never calls request_access.
+  const std::string dir = temp_dir();
+  const std::string policy = dir + "/policy.json";
+  {
+    std::ofstream out(policy);
+    out << R"({"allow":["granted","mousepad"],"deny":["other"],)"
+           R"("approved":{"apps":["granted"],"clipboardRead":true}})";
+  }
+  {
+    server_process s(sc.x.display(), {{"CU_GRANTS", "enforce"}, {"CU_GRANTS_FILE", policy}});
+    start(s);
+    const json_ptr listed = ok_call(s, "list_granted_applications");
+    CHECK(contains(text_of(*listed), R"("applications":["granted"])"));
+    CHECK(contains(text_of(*listed), R"("clipboardRead":true)"));
+    ok_call(s, "left_click", R"({"coordinate":)" + centre_of(sc.obs, sc.granted->window()) + "}");
+    sc.granted->wait_for([](const std::vector<sent>& r) { return releases(r) >= 1; },
+                         "the pre-approved click to reach the granted xterm");
+    CHECK(contains(error_text(s, "left_click",
+                              R"({"coordinate":)" + centre_of(sc.obs, sc.other->window()) + "}"),
+                   "CU_DENY_APPS"));
+    const json_ptr access =
+        ok_call(s, "request_access", R"({"apps":["other","xterm","mousepad"],"reason":"test"})");
+    CHECK(contains(text_of(*access), R"("grantedApplications":["granted","mousepad"])"));
+    CHECK(contains(text_of(*access), R"("deniedApplications":["other","xterm"])"));
+  }
+  CHECK(presses(sc.other->received()) == 0);
+  // A policy file that cannot be what the operator meant stops the server.
+  for (auto [content, says] : std::vector<std::pair<std::string, std::string>>{
+           {"{", "is not valid JSON"},
+           {R"({"allow":"granted"})", "must be an array of names"},
+           {R"({"alow":["granted"]})", "unknown key \"alow\""},
+           {R"({"deny":["x"],"approved":{"apps":["x"]}})", "is approved and denied"},
+           {R"({"allow":["a"],"approved":{"apps":["b"]}})", "is approved but not allowed"},
+           {R"({"approved":{"clipboardRead":"yes"}})", "must be true or false"}}) {
+    INFO(content);
+    {
+      std::ofstream out(policy);
+      out << content;
+    }
+    server_process s(sc.x.display(), {{"CU_GRANTS_FILE", policy}});
+    s.expect_exit_status(2);
+    REQUIRE(s.wait_exit() == 2);
+    CHECK(contains(s.stderr_text(), says));
+  }
+  {
+    server_process s(sc.x.display(), {{"CU_GRANTS_FILE", dir + "/missing.json"}});
+    s.expect_exit_status(2);
+    REQUIRE(s.wait_exit() == 2);
+    CHECK(contains(s.stderr_text(), "cannot be read"));
+  }
+  const std::string cmd = "rm -rf '" + dir + "'";
+  (void)!system(cmd.c_str());
+}
+
 TEST_CASE("a CU_GRANTS the server does not know stops it at start rather than run open") {
   xvfb x(640, 480);
   for (const char* var : {"CU_GRANTS", "CU_GRANTS_DESKTOP"}) {

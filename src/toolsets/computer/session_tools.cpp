@@ -138,11 +138,12 @@ void handle_request_access(tool_call& call) {
                              " more asked for)"));
   }
   // What the operator's deny list names is denied, whatever is asked
-  // (CU_DENY_APPS): said back, and never among the grants.
+  // (CU_DENY_APPS), and with an allow list (CU_ALLOW_APPS, CU_GRANTS_FILE)
+  // whatever it does not name: said back, and never among the grants.
   const std::shared_ptr<const grant_view> view = call.policy().view();
   std::vector<std::string> denied;
   for (std::string& a : *apps) {
-    if (view->name_denied(a)) {
+    if (view->name_denied(a) || !view->name_allowed(a)) {
       if (std::find(denied.begin(), denied.end(), a) == denied.end()) denied.push_back(a);
       continue;
     }
