@@ -370,8 +370,42 @@ result<std::vector<shown_window>> app_identifier::layout() {
     s.box = {g->x, g->y, g->width + 2 * g->border_width, g->height + 2 * g->border_width};
     out.push_back(std::move(s));
   }
-  // Identities of windows no longer in the tree go; new ones are read.
+  // Identities of windows no longer in the tree go. Those kept are checked
+  // against what their windows say now, in one pipelined batch: a window id
+  // X reused for another client's window, or a WM_CLASS, pid or window type
+  // changed since, is identified afresh, never served from the cache.
   std::erase_if(cache_, [&](const auto& kv) { return present.count(kv.first) == 0; });
+  const x11_atoms& a = *atoms_;
+  struct check {
+    shown_window* s;
+    xcb_get_property_cookie_t cls, pid, type;
+  };
+  std::vector<check> checks;
+  for (shown_window& s : out) {
+    auto it = cache_.find(s.top);
+    if (it == cache_.end()) continue;
+    const xcb_window_t w = it->second.window;
+    checks.push_back({&s, xcb_get_property(c_, 0, w, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING, 0, 256),
+                      xcb_get_property(c_, 0, w, a._NET_WM_PID, XCB_ATOM_CARDINAL, 0, 1),
+                      xcb_get_property(c_, 0, w, a._NET_WM_WINDOW_TYPE, XCB_ATOM_ATOM, 0, 1)});
+  }
+  for (check& k : checks) {
+    const app_identity& known = cache_.at(k.s->top);
+    const std::string cls = property_text(c_, k.cls);
+    const uint32_t pid = property_card(c_, k.pid).value_or(0);
+    const std::optional<uint32_t> type = property_card(c_, k.type);
+    const bool dock = type && (*type == a.window_types[6] || *type == a.window_types[7]);
+    std::string want;
+    if (!known.instance.empty() || !known.cls.empty()) {
+      want = known.instance;
+      want += '\0';
+      want += known.cls;
+      want += '\0';
+    }
+    const bool same = cls == want && (pid == known.pid || known.pid == 0) &&
+                      dock == (known.what == app_identity::kind::desktop);
+    if (!same) cache_.erase(k.s->top);
+  }
   for (shown_window& s : out) {
     auto it = cache_.find(s.top);
     if (it == cache_.end()) it = cache_.emplace(s.top, identify_top(s.top)).first;

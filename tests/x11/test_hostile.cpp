@@ -547,3 +547,54 @@ TEST_CASE("open_application of a wrapper that runs a denied program ends what it
   wait_until([&] { return ::kill(pid, 0) != 0; }, "the started program to be gone");
   wait_until([&] { return obs.windows_with_class("XTerm").empty(); }, "xterm's window to go");
 }
+
+TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name, and a window id reused by a denied client, are hidden") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail"}});
+  auto shows = [&](int x0, int y0, int x1, int y1) {
+    json_ptr shot = s.call_tool("screenshot");
+    REQUIRE(shot);
+    REQUIRE_FALSE(is_error(*shot));
+    return !all_black(image_of(*shot), x0, y0, x1, y1);
+  };
+  {
+    // The class changes after the server has seen the window; the program
+    // draws again (the capture cache is kept only while nothing draws).
+    x_client app(x.display());
+    xcb_window_t w = hostile_window(app, 100, 100, 200, 150, {250, 40, 40}, false);
+    set_class(app.connection(), w, "granted");
+    xcb_map_window(app.connection(), w);
+    app.sync();
+    app.fill(w, 0, 0, 200, 150, {250, 40, 40});
+    app.sync();
+    CHECK(shows(110, 110, 290, 240));
+    set_class(app.connection(), w, "mail");
+    app.fill(w, 0, 0, 200, 150, {250, 40, 41});
+    app.sync();
+    CHECK_FALSE(shows(110, 110, 290, 240));
+  }
+  // A granted client's window, seen by the server; the client goes, and the
+  // next client X accepts gets its resource base back and makes a denied
+  // window with the same id at the same place.
+  xcb_window_t first = XCB_NONE;
+  {
+    x_client granted(x.display());
+    first = hostile_window(granted, 500, 100, 200, 150, {40, 40, 250}, false);
+    set_class(granted.connection(), first, "granted");
+    xcb_map_window(granted.connection(), first);
+    granted.sync();
+    granted.fill(first, 0, 0, 200, 150, {40, 40, 250});
+    granted.sync();
+    CHECK(shows(510, 110, 690, 240));
+  }
+  x_client mail(x.display());
+  xcb_window_t again = hostile_window(mail, 500, 100, 200, 150, {40, 40, 250}, false);
+  CHECK(again == first);
+  set_class(mail.connection(), again, "mail");
+  xcb_map_window(mail.connection(), again);
+  mail.sync();
+  mail.fill(again, 0, 0, 200, 150, {40, 40, 250});
+  mail.sync();
+  CHECK_FALSE(shows(510, 110, 690, 240));
+}
