@@ -19,6 +19,16 @@
 
 namespace cu::test {
 
+// Whether the binaries were built with AddressSanitizer (the tests are
+// built with the server's flags): its figures of time and memory include
+// the sanitizer's own work (slow unwinding on malloc, the quarantine, the
+// leak scan at exit).
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 // A private Xvfb. With display_number < 0 it picks a free one itself
 // (-displayfd); either way the constructor returns once the server accepts
 // connections.

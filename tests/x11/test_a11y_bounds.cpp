@@ -179,6 +179,13 @@ void wait_blocked_in_bus_call(server_process& s) {
   }, "a bus call blocked on the stopped application");
 }
 
+// "At once" and "within a second" (docs/robustness.md): the release build's
+// bound. The AddressSanitizer build runs libatspi and GLib with slow
+// unwinding on every malloc (fast_unwind_on_malloc=0, for the leak
+// reports) and scans for leaks at exit, which the server's own exit path
+// does not include: it gets three seconds.
+constexpr int64_t kPromptMs = kSanitized ? 3000 : 1000;
+
 // n get_app_state calls for pid, sent at once; ids "q0" .. "q<n-1>".
 void send_queued(server_process& s, pid_t pid, int n) {
   for (int i = 0; i < n; ++i) {
@@ -223,14 +230,14 @@ TEST_CASE("50 get_app_state calls queued behind a stopped application are all an
   INFO("the last answer came after " << last << " ms");
   // Each call's budget is 10 s from when it was sent; a little for the
   // pipes and a busy machine.
-  CHECK(last < 11000);
+  CHECK(last < (kSanitized ? 13000 : 11000));
   // Refused at once while it is known not to answer, by pid too.
   const int64_t before = now_ms();
   d.app->program().signal(SIGSTOP);
   std::string refused = error_text(d.s, "get_app_state", d.args());
   d.app->program().signal(SIGCONT);
   CHECK(contains(refused, "did not answer"));
-  CHECK(now_ms() - before < 1000);
+  CHECK(now_ms() - before < kPromptMs);
 }
 
 TEST_CASE("calls written just before stdin's end are still answered, as a pipeline's are") {
@@ -251,7 +258,7 @@ TEST_CASE("calls written just before stdin's end are still answered, as a pipeli
   auto status = d.s.wait_exit(20000);
   REQUIRE(status);
   CHECK(*status == 0);
-  CHECK(now_ms() - start < 1000);
+  CHECK(now_ms() - start < kPromptMs);
 }
 
 TEST_CASE("stdin's end with 20 calls queued behind a stopped application: the server exits within a second") {
@@ -270,7 +277,7 @@ TEST_CASE("stdin's end with 20 calls queued behind a stopped application: the se
   REQUIRE(status);
   CHECK(*status == 0);
   INFO("exited after " << took << " ms");
-  CHECK(took < 1000);
+  CHECK(took < kPromptMs);
 }
 
 TEST_CASE("SIGTERM with 20 calls queued behind a stopped application: the server exits within a second") {
@@ -288,7 +295,7 @@ TEST_CASE("SIGTERM with 20 calls queued behind a stopped application: the server
   d.app->program().signal(SIGCONT);
   REQUIRE(status);
   INFO("exited after " << took << " ms");
-  CHECK(took < 1000);
+  CHECK(took < kPromptMs);
 }
 
 TEST_CASE("set_value refuses NaN, infinity, hex and trailing characters for a number, and text with a NUL") {

@@ -18,14 +18,6 @@ using namespace cu::test;
 
 namespace {
 
-// Whether the server binary was built with AddressSanitizer (the tests are
-// built with the same flags): its memory figures include the sanitizer's.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
 // Polls the server's stderr until it contains needle; false after the
 // deadline.
 bool wait_for_log(server_process& s, const std::string& needle, int timeout_ms = 60000) {
