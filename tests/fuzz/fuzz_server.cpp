@@ -149,12 +149,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // Half the inputs (by their length, so a crash reproduces) run with
-  // grants enforced and a deny list: request_access's denials, the system
-  // key combo refusals and the grants' other checks are fuzzed too.
+  // grants enforced, a deny list and an allow list: request_access's
+  // denials, the system key combo refusals and the grants' other checks are
+  // fuzzed too.
   cu::config cfg = g_cfg;
   if (size % 2 == 1) {
     cfg.grants = "enforce";
     cfg.deny_apps = "keepassxc, Mail";
+    cfg.allow_apps = "xterm,firefox,granted";
   }
   uv_loop_t loop;
   if (uv_loop_init(&loop) != 0) abort();

@@ -40,6 +40,12 @@ constexpr sv kKeys[] = {
     "A", "1", "ctrl + s", "Ctrl+S", "CTRL+s", "ctrl+\\u0000", "a+b+c+d+e+f+g+h+i+j+k+l+m",
     "\xf0\x9f\x98\x80", "ctrl+\xf0\x9f\x98\x80", "dead_acute", "ISO_Level3_Shift", "Mode_switch",
     "ctrl+Return", "Return+Return", "0", "00", "ctrl+", "+a", "super+shift+Delete",
+    // Keys that reach the X server itself (docs/grants.md), alone, chorded
+    // and behind other keys.
+    "Terminate_Server", "ctrl+alt+BackSpace", "XF86Switch_VT_1", "ctrl+alt+F1",
+    "XF86LogGrabInfo", "XF86Next_VMode", "ctrl+alt+KP_Multiply", "Pointer_Button1",
+    "Pointer_EnableKeys", "MouseKeys_Enable", "StickyKeys_Enable", "a Terminate_Server",
+    "XF86Close", "XF86RotateWindows", "Execute", "alt", "ctrl",
 };
 // The text of type.
 constexpr sv kTexts[] = {
@@ -49,11 +55,15 @@ constexpr sv kTexts[] = {
 };
 // Modifier strings (the "text" of clicks and scroll).
 constexpr sv kModifiers[] = {"ctrl", "shift+alt", "super", "ctrl+shift", "alt", "meta",
-                             "foo", "", "ctrl+a", "shift+", "+", "ctrl+ctrl", "Control_L"};
+                             "foo", "", "ctrl+a", "shift+", "+", "ctrl+ctrl", "Control_L",
+                             // Not modifiers: refused (docs/grants.md).
+                             "t", "space", "slash t", "Return", "lshift+ralt+altgr",
+                             "Terminate_Server", "ctrl+alt+BackSpace", "Hyper_R"};
 constexpr sv kApps[] = {"xclock", "xterm", "firefox", "Firefox", "org.gnome.Terminal",
                         "/bin/sh", "/usr/bin/xclock", "../x", "sh -c true", "", "xclock --help",
                         "a", "\xc3\xa9", "\\u0000", "*", ".", "..", "~", "$HOME",
-                        "XTerm", "code", "libreoffice --writer"};
+                        "XTerm", "code", "libreoffice --writer", "uxterm", "mail",
+                        "Mail", "keepassxc"};
 // Window ids: plausible ones (no X connection here, so none exists), and
 // what the id parser must refuse.
 constexpr sv kWindows[] = {"0x400001", "0x1", "1", "0x1fffffff", "0x20000000", "0", "0x",
