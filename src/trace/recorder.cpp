@@ -374,8 +374,21 @@ std::string recorder::call_line(pending_call& c) {
     if (!text.empty()) text += "\n";
     text += b.text;
   }
+  // Text from the desktop (the clipboard's) is left out whole, and so is
+  // an error of a call whose arguments carry text: an error echoes pieces
+  // of it (an unknown key's name, a long text cut short, the keys of a
+  // refused chord), which are not the whole text redact_secrets looks for.
+  const bool hide_answer = cfg_.redact_text && (answers_text(c.info.tool) ||
+                                                (c.result.is_error && carries_text(c.info.tool)));
+  if (hide_answer) {
+    w.key("text").string("[redacted " + std::to_string(char_count(text)) + " chars]");
+    if (!c.result.structured.empty()) w.key("structured").string("[redacted]");
+    c.result.structured.clear();
+  } else {
+    const bool redact = cfg_.redact_text && !c.info.secrets.empty();
+    w.key("text").string(redact ? redact_secrets(std::move(text), c.info.secrets) : text);
+  }
   const bool redact = cfg_.redact_text && !c.info.secrets.empty();
-  w.key("text").string(redact ? redact_secrets(std::move(text), c.info.secrets) : text);
   if (!c.result.structured.empty()) {
     // The structured result is the server's own JSON; redacted, it is a
     // string (a secret's replacement may not leave valid JSON).

@@ -33,9 +33,16 @@ std::string script_line(std::string_view json) {
 }
 
 bool carries_text(std::string_view tool) {
-  return tool == "type" || tool == "key" || tool == "write_clipboard" || tool == "type_text" ||
-         tool == "computer_batch";
+  for (std::string_view t :
+       {"type", "key", "hold_key", "write_clipboard", "type_text", "press_key", "set_value",
+        "left_click", "right_click", "middle_click", "double_click", "triple_click", "scroll",
+        "computer_batch"}) {
+    if (tool == t) return true;
+  }
+  return false;
 }
+
+bool answers_text(std::string_view tool) { return tool == "read_clipboard"; }
 
 size_t char_count(std::string_view s) {
   return size_t(std::count_if(s.begin(), s.end(),
@@ -53,7 +60,8 @@ void write_redacted_object(json_writer& w, simdjson::dom::object o,
   for (auto field : o) {
     w.key(field.key);
     std::string_view text;
-    if (field.key == "text" && field.value.get(text) == simdjson::SUCCESS) {
+    if ((field.key == "text" || field.key == "value" || field.key == "key") &&
+        field.value.get(text) == simdjson::SUCCESS) {
       if (!text.empty()) secrets.emplace_back(text);
       w.string("[redacted " + std::to_string(char_count(text)) + " chars]");
     } else {

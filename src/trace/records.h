@@ -26,10 +26,17 @@ extern const std::string_view trace_viewer_html;
 // open past its end.
 std::string script_line(std::string_view json);
 
-// Whether tool's arguments carry typed text that CU_TRACE_REDACT_TEXT
-// hides: type, key, write_clipboard, type_text, and a batch (its steps of
-// those tools).
+// Whether tool's arguments carry typed, set or pressed text that
+// CU_TRACE_REDACT_TEXT hides: type, key, hold_key, the clicks' and scroll's
+// modifiers, write_clipboard, and the a11y toolset's type_text, press_key
+// and set_value; and a batch (its steps of those tools). Their "text",
+// "value" and "key" arguments are redacted.
 bool carries_text(std::string_view tool);
+
+// Whether tool's answer carries text from the desktop that
+// CU_TRACE_REDACT_TEXT hides: read_clipboard's.
+bool answers_text(std::string_view tool);
+
 
 // Writes args (a call's arguments, an object) into w as they were sent;
 // with redact and a tool that carries_text, each typed "text" becomes

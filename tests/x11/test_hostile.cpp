@@ -598,3 +598,44 @@ TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name
   mail.sync();
   CHECK_FALSE(shows(510, 110, 690, 240));
 }
+
+TEST_CASE("a redacted trace holds no typed, held, pressed or clipboard text, in arguments, answers or errors") {
+  xvfb x(640, 480);
+  char tmpl[] = "/tmp/cu-hostile-redact-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  {
+    server_process s(x.display(), {{"CU_TRACE_DIR", dir}, {"CU_TRACE_REDACT_TEXT", "1"}});
+    ok_call(s, "screenshot");
+    ok_call(s, "request_access",
+            R"({"apps":[],"reason":"test","clipboardRead":true,"clipboardWrite":true})");
+    // An unknown key's name, echoed by the error.
+    error_text(s, "key", R"({"text":"ctrl+SECRETKEYNAME"})");
+    error_text(s, "hold_key", R"({"text":"SECRETHOLD","duration":0.1})");
+    // A text longer than the echo, cut short in the error.
+    error_text(s, "key", R"({"text":"SECRETLONG)" + std::string(200, 'x') + "\"}");
+    // Modifiers that are not, echoed by the error.
+    error_text(s, "left_click", R"({"coordinate":[10,10],"text":"SECRETCLICK"})");
+    // The clipboard's text, in read_clipboard's answer.
+    ok_call(s, "write_clipboard", R"({"text":"SECRETCLIPBOARD"})");
+    json_ptr read = ok_call(s, "read_clipboard");
+    CHECK(contains(text_of(*read), "SECRETCLIPBOARD"));
+    json_ptr batch = s.call_tool(
+        "computer_batch", R"({"actions":[{"name":"hold_key","arguments":{"text":"SECRETBATCH","duration":0.1}}]})");
+    REQUIRE(batch);
+  }
+  const std::string names = read_file_list(dir);
+  REQUIRE_FALSE(names.empty());
+  size_t at = 0;
+  std::string all;
+  while (at < names.size()) {
+    size_t end = names.find(' ', at);
+    if (end == std::string::npos) end = names.size();
+    all += read_file(dir + "/" + names.substr(at, end - at));
+    at = end + 1;
+  }
+  CHECK(contains(all, "[redacted"));
+  CHECK_FALSE(contains(all, "SECRET"));
+  const std::string cmd = "rm -rf '" + dir + "'";
+  (void)!system(cmd.c_str());
+}
