@@ -10,6 +10,8 @@
 #include <string>
 #include <unordered_set>
 
+#include <xcb/shape.h>
+
 #include "x11/connection.h"
 
 namespace cu {
@@ -355,6 +357,7 @@ result<std::vector<shown_window>> app_identifier::layout() {
   }
   std::vector<shown_window> out;
   std::unordered_set<uint32_t> present;
+  std::vector<int16_t> origin_x, origin_y;  // Of each shown window's own area.
   for (int i = 0; i < n; ++i) {
     reply_ptr<xcb_get_window_attributes_reply_t> at(
         xcb_get_window_attributes_reply(c_, attrs[size_t(i)], nullptr));
@@ -369,6 +372,41 @@ result<std::vector<shown_window>> app_identifier::layout() {
     s.top = kids[i];
     s.box = {g->x, g->y, g->width + 2 * g->border_width, g->height + 2 * g->border_width};
     out.push_back(std::move(s));
+    origin_x.push_back(int16_t(g->x + g->border_width));
+    origin_y.push_back(int16_t(g->y + g->border_width));
+  }
+  // Shaped windows (SHAPE's bounding region): a window covers only its
+  // shape, so what shows through its holes is judged as the window below.
+  const xcb_query_extension_reply_t* shape = xcb_get_extension_data(c_, &xcb_shape_id);
+  if (shape != nullptr && shape->present) {
+    std::vector<xcb_shape_query_extents_cookie_t> extents;
+    for (const shown_window& s : out) extents.push_back(xcb_shape_query_extents(c_, s.top));
+    std::vector<std::pair<size_t, xcb_shape_get_rectangles_cookie_t>> shaped;
+    for (size_t k = 0; k < out.size(); ++k) {
+      reply_ptr<xcb_shape_query_extents_reply_t> e(
+          xcb_shape_query_extents_reply(c_, extents[k], nullptr));
+      if (e && e->bounding_shaped) {
+        shaped.emplace_back(k, xcb_shape_get_rectangles(c_, out[k].top, XCB_SHAPE_SK_BOUNDING));
+      }
+    }
+    for (auto& [k, cookie] : shaped) {
+      reply_ptr<xcb_shape_get_rectangles_reply_t> r(
+          xcb_shape_get_rectangles_reply(c_, cookie, nullptr));
+      if (!r) continue;
+      const xcb_rectangle_t* rs = xcb_shape_get_rectangles_rectangles(r.get());
+      const int count = xcb_shape_get_rectangles_rectangles_length(r.get());
+      std::vector<rect> parts;
+      for (int q = 0; q < count; ++q) {
+        rect part = intersect(rect{origin_x[k] + rs[q].x, origin_y[k] + rs[q].y, rs[q].width,
+                                   rs[q].height},
+                              out[k].box);
+        if (part.w > 0 && part.h > 0) parts.push_back(part);
+      }
+      // A shape of nothing still marks the window shaped: it covers nothing.
+      if (parts.empty()) parts.push_back(rect{out[k].box.x, out[k].box.y, 0, 0});
+      if (parts.size() > kMostRects) continue;  // Too many pieces: its box.
+      out[k].shape = std::move(parts);
+    }
   }
   // Identities of windows no longer in the tree go. Those kept are checked
   // against what their windows say now, in one pipelined batch: a window id
@@ -423,10 +461,15 @@ std::vector<rect> hidden_rects(const std::vector<shown_window>& shown, const gra
     std::vector<rect> parts{intersect(box, area)};
     if (parts[0].w <= 0 || parts[0].h <= 0) return std::vector<rect>{};
     for (size_t j = above_from; j < shown.size() && !parts.empty(); ++j) {
-      std::vector<rect> next;
-      for (const rect& r : parts) subtract(r, shown[j].box, next);
-      parts = std::move(next);
-      if (parts.size() > kMostRects) return std::vector<rect>{intersect(box, area)};
+      // A shaped window above covers its shape's rectangles only.
+      const std::vector<rect> one{shown[j].box};
+      for (const rect& cover : shown[j].shape.empty() ? one : shown[j].shape) {
+        if (cover.w <= 0 || cover.h <= 0) continue;
+        std::vector<rect> next;
+        for (const rect& r : parts) subtract(r, cover, next);
+        parts = std::move(next);
+        if (parts.size() > kMostRects) return std::vector<rect>{intersect(box, area)};
+      }
     }
     return parts;
   };

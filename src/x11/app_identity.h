@@ -28,6 +28,9 @@ struct shown_window {
   uint32_t top = 0;
   rect box;
   app_identity app;
+  // A shaped window's bounding shape as rectangles on the root: it covers
+  // only those. Empty: not shaped, it covers its box.
+  std::vector<rect> shape;
 };
 
 class app_identifier {

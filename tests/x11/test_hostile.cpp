@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xcb/shape.h>
 #include <xcb/xcb.h>
 
 #include <algorithm>
@@ -638,4 +639,47 @@ TEST_CASE("a redacted trace holds no typed, held, pressed or clipboard text, in 
   CHECK_FALSE(contains(all, "SECRET"));
   const std::string cmd = "rm -rf '" + dir + "'";
   (void)!system(cmd.c_str());
+}
+
+TEST_CASE("a shaped granted window over a denied one shows nothing of it through its holes") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  x_client mail(x.display());
+  xcb_window_t below = hostile_window(mail, 100, 100, 400, 300, {250, 40, 40}, false);
+  set_class(mail.connection(), below, "mail");
+  xcb_map_window(mail.connection(), below);
+  mail.sync();
+  mail.fill(below, 0, 0, 400, 300, {250, 40, 40});
+  mail.sync();
+  // A ring: the window's bounding shape leaves a 200x100 hole in its middle.
+  x_client granted(x.display());
+  xcb_window_t ring = hostile_window(granted, 100, 100, 400, 300, {40, 200, 40}, false);
+  set_class(granted.connection(), ring, "granted");
+  const xcb_rectangle_t parts[] = {{0, 0, 400, 100}, {0, 200, 400, 100}, {0, 100, 100, 100},
+                                   {300, 100, 100, 100}};
+  xcb_shape_rectangles(granted.connection(), XCB_SHAPE_SO_SET, XCB_SHAPE_SK_BOUNDING,
+                       XCB_CLIP_ORDERING_UNSORTED, ring, 0, 0, 4, parts);
+  xcb_map_window(granted.connection(), ring);
+  granted.sync();
+  granted.fill(ring, 0, 0, 400, 300, {40, 200, 40});
+  granted.sync();
+  for (const std::string mode : {"open", "enforce"}) {
+    INFO("CU_GRANTS=" << mode);
+    server_process s(x.display(), {{"CU_GRANTS", mode}, {"CU_DENY_APPS", "mail"}});
+    if (mode == "enforce") ok_call(s, "request_access", R"({"apps":["granted"],"reason":"test"})");
+    for (const char* tool : {"screenshot", "zoom"}) {
+      INFO(tool);
+      json_ptr shot = std::string(tool) == "screenshot"
+                          ? s.call_tool("screenshot")
+                          : s.call_tool("zoom", R"({"region":[0,0,683,384]})");
+      REQUIRE(shot);
+      REQUIRE_FALSE(is_error(*shot));
+      const rgb_image img = image_of(*shot);
+      // zoom of the top-left quarter at the screenshot's size: twice as big.
+      const int k = std::string(tool) == "zoom" ? img.width / 683 : 1;
+      INFO("image " << img.width << "x" << img.height);
+      CHECK(all_black(img, 210 * k, 210 * k, 390 * k, 290 * k));  // The hole.
+      CHECK(img.at(150 * k, 150 * k) == rgb{40, 200, 40});         // The ring.
+    }
+  }
 }

@@ -8,7 +8,7 @@
 # libevdev makes the gamepad toolset's uinput controller.
 CU_PKGS_BUILD="meson ninja-build pkg-config g++ libuv1-dev libsimdjson-dev libspng-dev zlib1g-dev
   libisal-dev libjpeg62-turbo-dev libxcb1-dev libxcb-shm0-dev libxcb-xtest0-dev libxcb-xkb-dev
-  libxcb-randr0-dev libxcb-damage0-dev libxcb-composite0-dev
+  libxcb-randr0-dev libxcb-damage0-dev libxcb-composite0-dev libxcb-shape0-dev
   libxkbcommon-dev libxkbcommon-x11-dev libevdev-dev"
 # The private desktop tools/serve and tools/desktop start: Xvfb, openbox as
 # its window manager, xsetroot (x11-xserver-utils) for the background, and
