@@ -87,7 +87,7 @@ void input_context::note_event(void* self, xcb_generic_event_t* ev) {
   auto* ctx = static_cast<input_context*>(self);
   if (is_keymap_change(ctx->conn_.get(), ev)) {
     ctx->reload_keymap_ = true;
-  } else {
+  } else if (!ctx->identifier_ || ctx->identifier_->changes_identity(ev)) {
     ctx->focus_judged_.reset();
   }
 }

@@ -327,7 +327,8 @@ class input_context {
   // focus (or, with PointerRoot, the same window under the pointer) under
   // the same grants, while no event came about the windows it read. Those
   // windows are watched (StructureNotify, PropertyChange) on conn_ from
-  // before their names are read, and any event on conn_ but a keymap's
+  // before their names are read, and an event that can change an identity
+  // (app_identifier::changes_identity: not a move, a title or a user time)
   // drops the judgement (note_event), so a window destroyed and its id
   // reused, or a WM_CLASS changed, is judged afresh at the next key.
   struct focus_judgement {

@@ -327,6 +327,27 @@ result<std::optional<app_identity>> app_identifier::of_focus() {
   return std::optional<app_identity>(std::move(*a));
 }
 
+bool app_identifier::changes_identity(const xcb_generic_event_t* ev) const {
+  switch (ev->response_type & 0x7f) {
+    case 0:  // An error: a watched window gone, say.
+    case XCB_DESTROY_NOTIFY:
+    case XCB_REPARENT_NOTIFY:
+    case XCB_CREATE_NOTIFY:
+      return true;
+    case XCB_PROPERTY_NOTIFY: {
+      if (!atoms_) return true;
+      const auto* p = reinterpret_cast<const xcb_property_notify_event_t*>(ev);
+      const x11_atoms& a = *atoms_;
+      return p->atom == XCB_ATOM_WM_CLASS || p->atom == a._NET_WM_PID ||
+             p->atom == XCB_ATOM_WM_CLIENT_MACHINE || p->atom == a._NET_WM_WINDOW_TYPE ||
+             p->atom == XCB_ATOM_WM_TRANSIENT_FOR || p->atom == a.WM_CLIENT_LEADER ||
+             p->atom == a.WM_STATE;
+    }
+    default:
+      return false;
+  }
+}
+
 result<app_identity> app_identifier::of_top(xcb_window_t top) {
   if (auto s = ensure_atoms(); !s) return s.err();
   app_identity a = identify_top(top);

@@ -52,6 +52,13 @@ class app_identifier {
   result<xcb_window_t> top_of(xcb_window_t w);
   // The application of top-level window top, read afresh.
   result<app_identity> of_top(xcb_window_t top);
+  // Whether an event on this connection can change what a window it
+  // identified says of its application: its destruction or reparenting, a
+  // child made (a client into a frame), a change of a property it reads
+  // (WM_CLASS, _NET_WM_PID, WM_CLIENT_MACHINE, _NET_WM_WINDOW_TYPE,
+  // WM_TRANSIENT_FOR, WM_CLIENT_LEADER, WM_STATE), or an error. Not a move,
+  // a title or a user time, which programs change on every key.
+  bool changes_identity(const xcb_generic_event_t* ev) const;
   // The viewable top-level windows, bottom to top. Identities are kept
   // per top-level window while it stays in the tree.
   result<std::vector<shown_window>> layout();

@@ -683,3 +683,50 @@ TEST_CASE("a shaped granted window over a denied one shows nothing of it through
     }
   }
 }
+
+TEST_CASE("a focused window whose WM_CLASS turns to a denied name mid-type takes no key after the change") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  x_client app(x.display());
+  xcb_window_t w = hostile_window(app, 100, 100, 300, 200, {40, 200, 40}, false);
+  set_class(app.connection(), w, "granted");
+  xcb_map_window(app.connection(), w);
+  app.sync();
+  obs.set_input_focus(w);
+  server_process s(x.display(), {{"CU_GRANTS", "enforce"}, {"CU_DENY_APPS", "mail"},
+                                 {"CU_TYPE_DELAY_MS", "5"}});
+  ok_call(s, "screenshot");
+  grant(s, R"(["granted"])");
+  s.send(call_line("long", "type", R"({"text":")" + std::string(2000, 'a') + "\"}"));
+  xcb_connection_t* c = app.connection();
+  int before = 0;
+  while (before < 10) {
+    xcb_generic_event_t* ev = xcb_wait_for_event(c);
+    REQUIRE(ev != nullptr);
+    if ((ev->response_type & 0x7f) == XCB_KEY_PRESS) ++before;
+    free(ev);
+  }
+  const std::string cls = std::string("mail") + '\0' + "mail" + '\0';
+  const xcb_void_cookie_t changed =
+      xcb_change_property(c, XCB_PROP_MODE_REPLACE, w, XCB_ATOM_WM_CLASS, XCB_ATOM_STRING, 8,
+                          uint32_t(cls.size()), cls.data());
+  xcb_flush(c);
+  json_ptr r = s.read_response("\"long\"", 30000);
+  REQUIRE(r);
+  REQUIRE(is_error(*r));
+  CHECK(contains(text_of(*r), "then: typing was refused"));
+  CHECK(contains(text_of(*r), "CU_DENY_APPS"));
+  app.sync();
+  // Events carry the sequence of the last request of this client the server
+  // had processed: one at or past the change's came after it.
+  int after = 0;
+  while (xcb_generic_event_t* ev = xcb_poll_for_event(c)) {
+    if ((ev->response_type & 0x7f) == XCB_KEY_PRESS &&
+        uint16_t(ev->sequence - uint16_t(changed.sequence)) < 0x8000) {
+      ++after;
+    }
+    free(ev);
+  }
+  CHECK(after == 0);
+  check_nothing_held(obs);
+}
