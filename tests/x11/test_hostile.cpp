@@ -422,7 +422,9 @@ TEST_CASE("no click lands on a denied window flickering over a granted one (the 
   stop = true;
   flickering.join();
   INFO(allowed << " clicks allowed, " << refused << " refused, " << cycles << " map cycles");
-  CHECK(cycles >= 10);
+  // The attack ran: the window was over the point at some judgements
+  // (half of the time it is mapped; all 75 allowed would be 2^-75).
+  CHECK(refused > 0);
   CHECK(presses_received(mail) == 0);
   // Every allowed click reached the terminal: its presses are counted.
   granted.wait_for([&](const std::vector<sent>& r) { return presses(r) >= allowed; },
