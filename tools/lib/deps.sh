@@ -181,7 +181,7 @@ cu_ensure_node() {
 }
 
 # cu_build DIR [MESON OPTIONS...]: configures DIR once, then builds it.
-cu_build() {
+cu_setup() {
   local dir=$1
   shift
   if [ ! -f "$dir/build.ninja" ]; then
@@ -192,7 +192,11 @@ cu_build() {
     meson configure "$dir" "$@" >/dev/null 2>&1 ||
       meson setup --reconfigure "$dir" "$@" >&2
   fi
-  ninja -C "$dir" >&2
+}
+
+cu_build() {
+  local dir=$1
+  cu_setup "$@" && ninja -C "$dir" >&2
 }
 
 # cu_display_reachable DISPLAY: whether an X server answers there.
