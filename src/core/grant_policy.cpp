@@ -79,13 +79,13 @@ grant_view::verdict grant_view::judge(const app_identity& a) const {
   return verdict::not_granted;
 }
 
-bool grant_view::name_denied(std::string_view name) const {
+bool grant_view::listed(const std::set<std::string>& names, std::string_view name) const {
   const std::string n = ascii_lower(name);
-  if (denied.count(n) != 0) return true;
-  // A desktop entry's name for a denied program ("Password Safe" for
-  // keepassxc) is denied as well.
+  if (names.count(n) != 0) return true;
+  // A desktop entry's name for a listed program ("Password Safe" for
+  // keepassxc) is listed as well.
   if (aliases) {
-    for (const std::string& d : denied) {
+    for (const std::string& d : names) {
       auto it = aliases->by_key.find(d);
       if (it != aliases->by_key.end() && it->second.count(n) != 0) return true;
     }
@@ -93,17 +93,10 @@ bool grant_view::name_denied(std::string_view name) const {
   return false;
 }
 
+bool grant_view::name_denied(std::string_view name) const { return listed(denied, name); }
+
 bool grant_view::name_allowed(std::string_view name) const {
-  if (!allow_list) return true;
-  const std::string n = ascii_lower(name);
-  if (allowed.count(n) != 0) return true;
-  if (aliases) {
-    for (const std::string& a : allowed) {
-      auto it = aliases->by_key.find(a);
-      if (it != aliases->by_key.end() && it->second.count(n) != 0) return true;
-    }
-  }
-  return false;
+  return !allow_list || listed(allowed, name);
 }
 
 std::string grant_view::refusal(std::string_view doing, std::string_view where,

@@ -102,6 +102,11 @@ class grant_view {
   // 0x1a00022 is".
   std::string refusal(std::string_view doing, std::string_view where, const app_identity& a,
                       verdict v) const;
+
+ private:
+  // Whether name, or a desktop entry's name for a program in names, is in
+  // names (lower-case).
+  bool listed(const std::set<std::string>& names, std::string_view name) const;
 };
 
 class grant_policy {

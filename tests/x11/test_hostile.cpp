@@ -122,6 +122,16 @@ int presses_received(x_client& cl) {
   return n;
 }
 
+bool all_black(const rgb_image& img, int x0, int y0, int x1, int y1);
+
+// Whether a screenshot through s is black from (x0, y0) to (x1, y1).
+bool shows_nothing(server_process& s, int x0, int y0, int x1, int y1) {
+  json_ptr shot = s.call_tool("screenshot");
+  REQUIRE(shot);
+  REQUIRE_FALSE(is_error(*shot));
+  return all_black(image_of(*shot), x0, y0, x1, y1);
+}
+
 // The names in dir, sorted, joined by spaces; empty when none.
 std::string read_file_list(const std::string& dir) {
   std::vector<std::string> names;
@@ -136,6 +146,16 @@ std::string read_file_list(const std::string& dir) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
   return out;
+}
+
+// Types "ok" into term (which holds the focus) through s and waits for
+// it: the keys term had received, the barrier's included, once it came.
+std::string after_barrier(server_process& s, const recording_xterm& term) {
+  ok_call(s, "type", R"({"text":"ok"})");
+  term.wait_for(
+      [](const std::vector<sent>& r) { return keys_of(r).find("ok") != std::string::npos; },
+      "the barrier's typing");
+  return keys_of(term.received());
 }
 
 bool all_black(const rgb_image& img, int x0, int y0, int x1, int y1) {
@@ -191,10 +211,7 @@ TEST_CASE("keys that reach the X server itself are never sent, in any mode, spli
   check_server_alive(x, obs);
   check_nothing_held(obs);
   // Nothing typed reached the terminal: the barrier is the only text.
-  ok_call(s, "type", R"({"text":"ok"})");
-  term.wait_for([](const std::vector<sent>& r) { return keys_of(r).find("ok") != std::string::npos; },
-                "the barrier's typing");
-  CHECK(keys_of(term.received()) == "ok");
+  CHECK(after_barrier(s, term) == "ok");
 }
 
 TEST_CASE("a click's or scroll's text takes modifiers only: no keys reach the focused window through it") {
@@ -314,10 +331,7 @@ TEST_CASE("system key combos split across hold_key and key are judged with every
     check_nothing_held(obs);
   }
   // No key but the barrier reached the terminal (a Tab, an ESC, a 't').
-  ok_call(s, "type", R"({"text":"ok"})");
-  granted.wait_for([](const std::vector<sent>& r) { return keys_of(r).find("ok") != std::string::npos; },
-                   "the barrier's typing");
-  CHECK(keys_of(granted.received()) == "ok");
+  CHECK(after_barrier(s, granted) == "ok");
 }
 
 TEST_CASE("a denied program's window typed a dock is still denied") {
@@ -337,10 +351,7 @@ TEST_CASE("a denied program's window typed a dock is still denied") {
   for (const std::string mode : {"open", "enforce"}) {
     INFO("CU_GRANTS=" << mode);
     server_process s(x.display(), {{"CU_GRANTS", mode}, {"CU_DENY_APPS", "mail"}});
-    json_ptr shot = s.call_tool("screenshot");
-    REQUIRE(shot);
-    REQUIRE_FALSE(is_error(*shot));
-    CHECK(all_black(image_of(*shot), 110, 110, 390, 290));
+    CHECK(shows_nothing(s, 110, 110, 390, 290));
     CHECK(contains(error_text(s, "left_click", R"({"coordinate":[200,200]})"), "CU_DENY_APPS"));
   }
   CHECK(presses_received(mail) == 0);
@@ -367,10 +378,7 @@ TEST_CASE("a denied program's nameless popup stays denied under any number of wi
   }
   junk.sync();
   server_process s(x.display(), {{"CU_DENY_APPS", "mail"}});
-  json_ptr shot = s.call_tool("screenshot");
-  REQUIRE(shot);
-  REQUIRE_FALSE(is_error(*shot));
-  CHECK(all_black(image_of(*shot), 300, 200, 500, 350));
+  CHECK(shows_nothing(s, 300, 200, 500, 350));
   CHECK(contains(error_text(s, "left_click", R"({"coordinate":[400,275]})"), "CU_DENY_APPS"));
   CHECK(presses_received(mail) == 0);
 }
@@ -555,12 +563,7 @@ TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name
   xvfb x(1366, 768);
   x_observer obs(x.display());
   server_process s(x.display(), {{"CU_DENY_APPS", "mail"}});
-  auto shows = [&](int x0, int y0, int x1, int y1) {
-    json_ptr shot = s.call_tool("screenshot");
-    REQUIRE(shot);
-    REQUIRE_FALSE(is_error(*shot));
-    return !all_black(image_of(*shot), x0, y0, x1, y1);
-  };
+  auto shows = [&](int x0, int y0, int x1, int y1) { return !shows_nothing(s, x0, y0, x1, y1); };
   {
     // The class changes after the server has seen the window; the program
     // draws again (the capture cache is kept only while nothing draws).
