@@ -20,14 +20,17 @@
 
 namespace cu {
 
-// A capture's device area and image size, and the grants' epoch its grab
-// hid by (capture_env::view_epoch): an entry serves only captures with all
-// three the same. A change of grants draws nothing, so X DAMAGE cannot say
-// that an image made under the old ones is stale; the epoch does.
+// A capture's device area and image size, the grants' epoch its grab hid
+// by (capture_env::view_epoch) and the print of what they hid
+// (capture_env::hidden_print): an entry serves only captures with all four
+// the same. A change of grants, or of a window's identity, draws nothing,
+// so X DAMAGE cannot say that an image made before it is stale; the epoch
+// and the print do.
 struct capture_key {
   rect device;
   size2 image;
   uint64_t view_epoch = 0;
+  uint64_t hidden_print = 0;  // capture_env::hidden_print.
   bool operator==(const capture_key&) const = default;
 };
 

@@ -19,6 +19,10 @@
 namespace cu {
 namespace {
 
+// A look record's epoch that no capture has: its pixels and mark are not
+// reused.
+constexpr uint64_t kStaleEpoch = ~uint64_t{0};
+
 // The lowest JPEG quality tried to fit the budget; below it text turns to
 // mush, and a screen that needs less than this is sent over the budget.
 constexpr int kJpegWorstQuality = 30;
@@ -332,7 +336,7 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
                           const std::array<int, 4>* region, const look_note* look = nullptr,
                           std::optional<uint64_t>* grab_mark = nullptr,
                           shared_pixels* pixels = nullptr) {
-  const capture_key key{area, out, env.view_epoch};
+  const capture_key key{area, out, env.view_epoch, env.hidden_print};
   capture_memory mem = env.cache.find(key).value_or(capture_memory{});
   // Everything drawn before this is in the grab below.
   std::optional<uint64_t> mark = env.damage != nullptr ? env.damage->sync_mark() : std::nullopt;
@@ -370,7 +374,8 @@ tool_result capture_image(grabber& g, const capture_job& job, const capture_env&
     mem.pixels = std::move(rgb);
   }
   if (pixels != nullptr) *pixels = mem.pixels;
-  if (mark) {
+  // Kept only when the grab hid what the key's print says it hid.
+  if (mark && g.last_print() == env.hidden_print) {
     mem.image = image;
     mem.image_mark = *mark;
     env.cache.store(key, std::move(mem));
@@ -545,10 +550,15 @@ std::optional<tool_result> answer_changes(grabber& g, const capture_job& job,
 }
 
 // What a look saw, for the look's record.
-void keep_look(const capture_job& job, const capture_env& env, const coord_session& s,
+void keep_look(const grabber& g, const capture_job& job, const capture_env& env,
+               const coord_session& s,
                point origin, std::optional<uint64_t> mark, shared_pixels pixels = nullptr) {
   if (!job.record) return;
-  job.record->view_epoch = env.view_epoch;
+  // A grab that hid by another print than the job's: no later look may
+  // take this one's pixels, or its mark, for what the screen showed.
+  job.record->view_epoch = g.last_print() == env.hidden_print ? env.view_epoch : kStaleEpoch;
+  job.record->hidden_print = env.hidden_print;
+  job.record->hidden = env.hidden;
   job.record->session = s;
   job.record->origin = origin;
   job.record->damage_mark = mark;
@@ -558,10 +568,17 @@ void keep_look(const capture_job& job, const capture_env& env, const coord_sessi
 }  // namespace
 
 std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
-                                       const capture_env& env,
+                                       const capture_env& given,
                                        std::optional<coord_session>* established) {
   auto screen = g.screen_rect();
   if (!screen) return tool_result::failure(screen.err());
+  capture_env env = given;
+  if (g.filtering()) {
+    auto print = g.hidden_print();
+    if (!print) return tool_result::failure(print.err());
+    env.hidden_print = *print;
+    env.hidden = std::make_shared<const std::vector<rect>>(g.last_hidden());
+  }
   // Which screen a session made now belongs to.
   auto stamp = [&](coord_session s) {
     s.generation = g.generation();
@@ -597,7 +614,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
     tool_result r =
         capture_window(g, job, env, stamp(coord_session{}), established, look, &origin);
     if (look != nullptr && r.has_image() && *established) {
-      keep_look(job, env, **established, origin, std::nullopt);
+      keep_look(g, job, env, **established, origin, std::nullopt);
     }
     return r;
   }
@@ -618,7 +635,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
         if (r && r->is_error) return r;
         if (r) {
           *established = session;
-          keep_look(job, env, session, point{}, mark, std::move(kept));
+          keep_look(g, job, env, session, point{}, mark, std::move(kept));
           return r;
         }
       } else {
@@ -633,7 +650,7 @@ std::optional<tool_result> run_capture(grabber& g, const capture_job& job,
     // included), so coordinates refer to it from now on.
     if (r.has_image()) {
       *established = session;
-      keep_look(job, env, session, point{}, mark, std::move(pixels));
+      keep_look(g, job, env, session, point{}, mark, std::move(pixels));
     }
     return r;
   }

@@ -30,6 +30,14 @@ struct capture_env {
   // when they hide nothing: what was cached or kept under another is not
   // reused, since a change of grants changes the image with no damage.
   uint64_t view_epoch = 0;
+  // With a view that filters, grabber::hidden_print when the job started,
+  // and the parts hidden then (root pixels, the whole screen): what is
+  // hidden changes with no drawing when a window's identity does, so what
+  // was kept under another print is not reused as it is (a look's since
+  // crops cover what either print hid). A job whose grab read another
+  // print keeps nothing for reuse.
+  uint64_t hidden_print = 0;
+  std::shared_ptr<const std::vector<rect>> hidden;
 };
 
 // Runs job on g. When the job establishes a coordinate session (every

@@ -98,6 +98,7 @@ bool damage_monitor::connect() {
   first_event_ = ext->first_event;
   conn_ = std::move(*c);
   root_ = screen->root;
+  ids_.reset();
   // Marks handed out before cannot say what happened while nobody watched.
   epoch_ = next_;
   // The screen may have changed while nobody watched.
@@ -129,6 +130,7 @@ void damage_monitor::drain(bool read_socket) {
   if (xcb_connection_has_error(c)) {
     if (x11_server_gone(c)) generations_.lost(conn_generation_);
     watching_.store(false, std::memory_order_release);
+    ids_.reset();
     conn_.reset();
     changed = true;  // Watches hear of the loss.
   }
@@ -140,16 +142,60 @@ void damage_monitor::set_listener(std::function<void()> on_change) {
   listener_ = std::move(on_change);
 }
 
-void damage_monitor::request_sync(uint32_t window, std::function<void(sync_answer)> done) {
+void damage_monitor::request_sync(uint32_t window, std::function<void(sync_answer)> done,
+                                  std::shared_ptr<const grant_view> view) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    syncs_.push_back(sync_request{window, std::move(done)});
+    syncs_.push_back(sync_request{window, std::move(done), std::move(view)});
   }
   uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
 }
 
+void damage_monitor::request_shown(std::shared_ptr<const grant_view> view,
+                                   std::vector<rect> rects,
+                                   std::function<void(std::optional<std::vector<rect>>)> done) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    shown_requests_.push_back(shown_request{std::move(view), std::move(rects), std::move(done)});
+  }
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void damage_monitor::serve_shown() {
+  std::vector<shown_request> requests;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requests.swap(shown_requests_);
+  }
+  for (shown_request& req : requests) {
+    std::optional<std::vector<rect>> out;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (conn_ && req.view) {
+        xcb_connection_t* c = conn_.get();
+        if (!ids_) ids_.emplace(c, root_);
+        // The windows as one moment: none moves between the reads.
+        xcb_grab_server(c);
+        auto shown = ids_->layout();
+        xcb_ungrab_server(c);
+        xcb_flush(c);
+        if (shown) {
+          out.emplace();
+          for (const rect& r : req.rects) {
+            for (const rect& part : shown_rects(*shown, *req.view, r)) out->push_back(part);
+          }
+        }
+        drain(false);
+      }
+    }
+    req.done(std::move(out));
+  }
+}
+
 void damage_monitor::serve_syncs() {
+  serve_shown();
   std::vector<sync_request> requests;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -193,6 +239,20 @@ void damage_monitor::serve_syncs() {
                               " is not shown (minimized or unmapped)");
           } else {
             a.window_rect = rect{t->dst_x, t->dst_y, g->width, g->height};
+          }
+          // A window the view does not allow is not watched: its size and
+          // its drawing are what the view hides.
+          if (a.window_rect && req.view && req.view->filtering()) {
+            if (!ids_) ids_.emplace(c, root_);
+            auto app = ids_->of_window(req.window);
+            const std::string id = window_id_text(req.window);
+            if (!app) {
+              a.error = str_cat("window ", id, " could not be identified: ", app.err().message);
+            } else if (const auto v = req.view->judge(*app); v != grant_view::verdict::allowed) {
+              a.error = req.view->refusal(str_cat("a watch of window ", id),
+                                          str_cat("window ", id, " is"), *app, v);
+            }
+            if (!a.error.empty()) a.window_rect.reset();
           }
         }
         drain(false);
@@ -257,6 +317,7 @@ void damage_monitor::run() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     watching_.store(false);
+    ids_.reset();
     conn_.reset();
     first_attempt_done_ = true;
   }
@@ -330,6 +391,22 @@ std::optional<std::vector<rect>> damage_monitor::rects_changed(uint64_t mark, co
     }
   }
   // Merged outside the lock: the reading thread records on.
+  return merge_rects(std::move(hits), kMergeGap, most);
+}
+
+std::optional<std::vector<rect>> damage_monitor::rects_since(uint64_t& mark, const rect& area,
+                                                             size_t most) const {
+  std::vector<rect> hits;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t from = mark;
+    mark = next_;
+    if (from < epoch_ || from > next_ || next_ - from > kRingSize) return std::nullopt;
+    for (uint64_t i = from; i < next_; ++i) {
+      const rect hit = intersect(ring_[i % kRingSize], area);
+      if (hit.w > 0 && hit.h > 0) hits.push_back(hit);
+    }
+  }
   return merge_rects(std::move(hits), kMergeGap, most);
 }
 

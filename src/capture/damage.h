@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,6 +27,8 @@
 
 #include "core/generation.h"
 #include "core/geometry.h"
+#include "core/grant_policy.h"
+#include "x11/app_identity.h"
 #include "x11/atoms.h"
 #include "x11/connection.h"
 
@@ -98,7 +101,23 @@ class damage_monitor {
   };
   // Serves the request on the reading thread (one round trip there, none
   // here) and hands the answer to done, on that thread.
-  void request_sync(uint32_t window, std::function<void(sync_answer)> done);
+  // With a view that filters, a window it does not allow is refused
+  // (grant_view::refusal's text).
+  void request_sync(uint32_t window, std::function<void(sync_answer)> done,
+                    std::shared_ptr<const grant_view> view = nullptr);
+
+  // What was drawn inside area since mark, as at most most rectangles
+  // (as rects_changed), and the mark moves on to now.
+  std::optional<std::vector<rect>> rects_since(uint64_t& mark, const rect& area,
+                                               size_t most) const;
+
+  // The parts of rects (root coordinates) that view shows now: each less
+  // what the windows view does not allow cover there, and the desktop's
+  // parts when it keeps the desktop out, read with the X server grabbed
+  // on the reading thread's connection. done gets them on that thread;
+  // nothing when the windows could not be read (no connection).
+  void request_shown(std::shared_ptr<const grant_view> view, std::vector<rect> rects,
+                     std::function<void(std::optional<std::vector<rect>>)> done);
 
  private:
   void run();
@@ -108,8 +127,10 @@ class damage_monitor {
   // Reads every event waiting; mu_ held.
   void drain(bool read_socket);
   void record(const rect& r);
-  // Serves the sync requests waiting; mu_ not held.
+  // Serves the sync requests waiting (the shown requests first); mu_ not
+  // held.
   void serve_syncs();
+  void serve_shown();
 
   std::string display_;
   server_generation& generations_;
@@ -135,8 +156,18 @@ class damage_monitor {
   struct sync_request {
     uint32_t window;
     std::function<void(sync_answer)> done;
+    std::shared_ptr<const grant_view> view;
   };
   std::vector<sync_request> syncs_;  // Guarded by mu_.
+  struct shown_request {
+    std::shared_ptr<const grant_view> view;
+    std::vector<rect> rects;
+    std::function<void(std::optional<std::vector<rect>>)> done;
+  };
+  std::vector<shown_request> shown_requests_;  // Guarded by mu_.
+  // Which application each window is, on conn_ (made at the first
+  // request_shown of a connection). Guarded by mu_.
+  std::optional<app_identifier> ids_;
   xcb_window_t root_ = 0;            // Guarded by mu_.
   x11_atoms atoms_;                  // Guarded by mu_; tells applications' windows apart.
 

@@ -260,7 +260,35 @@ result<frame> grabber::grab(const rect& area) {
   auto f = get_image(screen_->root, area);
   if (!f) return f.take_error();
   hide(*f, *shown, point{area.x, area.y});
+  note_hidden(*shown);
   return f;
+}
+
+result<uint64_t> grabber::hidden_print() {
+  auto ok = ensure_connected();
+  if (!ok) return ok.take_error();
+  if (!filtering()) return uint64_t{0};
+  server_grab held(conn_);
+  auto shown = layout();
+  if (!shown) return shown.take_error();
+  note_hidden(*shown);
+  return last_print_;
+}
+
+void grabber::note_hidden(const std::vector<shown_window>& shown) {
+  // FNV-1a over the hidden rectangles of the whole screen, in order.
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](int64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= uint64_t(v >> (8 * i)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  };
+  // All a root can be (RandR may have grown it since the connection).
+  const rect everywhere{0, 0, 32767, 32767};
+  last_hidden_ = hidden_rects(shown, *view_, everywhere);
+  for (const rect& r : last_hidden_) mix(r.x), mix(r.y), mix(r.w), mix(r.h);
+  last_print_ = h == 0 ? 1 : h;
 }
 
 result<std::vector<shown_window>> grabber::layout() {

@@ -67,6 +67,22 @@ class grabber {
   // read.
   result<frame> grab(const rect& area);
 
+  // When filtering, a number for what the view hides on the whole screen
+  // now (read with the server grabbed): equal numbers, equal hidden parts.
+  // What hides changes with no drawing when a window's identity changes
+  // (its WM_CLASS) or a hidden window's id is reused, so no X DAMAGE says
+  // an image made under another print is stale; the print does. 0 when
+  // not filtering.
+  result<uint64_t> hidden_print();
+  // The print of the windows the last grab (or hidden_print) read (0 when
+  // not filtering):
+  // what a capture keeps for reuse is marked with the print it was taken
+  // under only when this is that print.
+  uint64_t last_print() const { return last_print_; }
+  // What that print is of: the hidden parts of the whole screen, in root
+  // pixels.
+  const std::vector<rect>& last_hidden() const { return last_hidden_; }
+
   // Asks, for every connection from now on, that each top-level window be
   // kept in a pixmap of its own (Composite's automatic redirection: the
   // server still paints the screen as before), so grab_window reads a
@@ -115,6 +131,8 @@ class grabber {
   // Blacks out, in f (which is this grabber's own buffer), the parts of
   // f.area (root pixels, placed at on_root) that the view hides.
   void hide(frame& f, const std::vector<shown_window>& shown, point on_root) const;
+  // Sets last_print_ and last_hidden_ from shown.
+  void note_hidden(const std::vector<shown_window>& shown);
 
   std::string display_;
   server_generation& generations_;
@@ -139,6 +157,8 @@ class grabber {
   // Which application each window is, on conn_ (made on first use when
   // filtering; its identities are kept per window while it lives).
   std::optional<app_identifier> ids_;
+  uint64_t last_print_ = 0;
+  std::vector<rect> last_hidden_;
 };
 
 }  // namespace cu

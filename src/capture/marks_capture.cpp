@@ -33,6 +33,8 @@ struct marks_work {
   point origin;  // The session's device (0, 0) on the root.
   std::optional<uint64_t> damage_mark;
   uint64_t view_epoch = 0;  // capture_env::view_epoch of the grab.
+  uint64_t hidden_print = 0;  // capture_env::hidden_print and hidden.
+  std::shared_ptr<const std::vector<rect>> hidden;
   // What the image's format is chosen by, as for a screenshot: the
   // configured format, and for automatic, whether the whole line fits.
   image_format format = image_format::automatic;
@@ -173,6 +175,8 @@ tool_result finish(marks_work& w, std::vector<ocr_word> words, const std::string
     seen.origin = w.origin;
     seen.damage_mark = w.damage_mark;
     seen.view_epoch = w.view_epoch;
+    seen.hidden_print = w.hidden_print;
+    seen.hidden = w.hidden;
     seen.marks = marks;
     seen.is_map = true;
     seen.pixels = std::move(w.undrawn);
@@ -294,7 +298,9 @@ std::optional<tool_result> run_marks(grabber& g, const capture_job& job, const c
   work->window = job.window;
   work->origin = grabbed->origin;
   work->damage_mark = damage_mark;
-  work->view_epoch = env.view_epoch;
+  work->view_epoch = g.last_print() == env.hidden_print ? env.view_epoch : ~uint64_t{0};
+  work->hidden_print = env.hidden_print;
+  work->hidden = env.hidden;
   work->format = env.format;
   work->max_result_bytes = env.max_result_bytes;
   work->reply = job.reply;

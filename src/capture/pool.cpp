@@ -113,7 +113,7 @@ void capture_pool::worker_main(int index) {
     g.use_view(std::move(view));
     const capture_env env{config_.save_dir, *this,   &damage_,
                           cache_,           config_.format, config_.max_result_bytes,
-                          recognizer_.get(), view_epoch};
+                          recognizer_.get(), view_epoch, 0, nullptr};
     std::optional<tool_result> r = run_capture(g, job, env, &session);
     if (!r) {
       // Handed on (find_text's recognition), which completes it.

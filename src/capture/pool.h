@@ -70,8 +70,12 @@ struct look_record {
   // longer among the newest toolsets/marks/looks.h keeps pixels for.
   std::shared_ptr<const std::vector<uint8_t>> pixels;
   // The grants' epoch the look's grab hid by (capture_env::view_epoch): a
-  // since across another is answered whole.
+  // since across another is answered whole. And what was hidden
+  // (capture_env::hidden_print, hidden): a since across another print also
+  // crops what either hid.
   uint64_t view_epoch = 0;
+  uint64_t hidden_print = 0;
+  std::shared_ptr<const std::vector<rect>> hidden;
 };
 
 // A look's `since`: the look it names, and what that look saw.

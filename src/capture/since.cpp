@@ -34,6 +34,18 @@ since_plan plan_since(const capture_env& env, const look_record& then, uint64_t 
     p.full = str_cat("more was drawn since ", look, " than the record of changes holds");
     return p;
   }
+  if (then.hidden_print != env.hidden_print) {
+    // What the grants hide moved, or a window's identity changed, with no
+    // drawing there: every part either look hid may differ.
+    for (const auto* hidden : {then.hidden.get(), env.hidden.get()}) {
+      if (hidden == nullptr) continue;
+      for (const rect& r : *hidden) {
+        const rect in = intersect(r, now.device);
+        if (in.w > 0 && in.h > 0) rects->push_back(in);
+      }
+    }
+    *rects = merge_rects(std::move(*rects), 0, kMostCrops);
+  }
   std::vector<rect> crops;
   for (const rect& r : *rects) {
     const rect c = pad_within(device_rect_to_image(now, r), kCropPadding, now.image);

@@ -6,9 +6,11 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "core/geometry.h"
+#include "core/grant_policy.h"
 
 namespace cu {
 
@@ -29,6 +31,10 @@ struct watch_spec {
   std::optional<rect> display_area;  // switch_display's area (screen targets).
   double timeout_secs = 10;
   double quiet_ms = 0;
+  // The grants of the call (change and stable): with a view that filters,
+  // only what it shows counts as a change, and a window it does not allow
+  // is not watched; the answer says nothing of what it hides.
+  std::shared_ptr<const grant_view> view;
 };
 
 }  // namespace cu

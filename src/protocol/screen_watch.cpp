@@ -22,6 +22,9 @@ struct screen_watches::inbox {
   uv_async_t* async = nullptr;  // Null once closed.
   bool drawn = false;
   std::vector<std::pair<uint64_t, damage_monitor::sync_answer>> answers;
+  // Answers to request_shown: what of a filtering watch's drawing the
+  // view shows.
+  std::vector<std::pair<uint64_t, std::optional<std::vector<rect>>>> shown;
 
   // mu held.
   void wake() {
@@ -41,6 +44,12 @@ struct screen_watches::watch {
   std::optional<rect> changed;  // Everything drawn in area, root coordinates.
   uv_timer_t* timeout = nullptr;
   uv_timer_t* quiet = nullptr;
+  // Filtering (spec.view): drawing not yet judged, whether the monitor is
+  // judging some now, and whether quiet came while it was (the answer
+  // decides: something shown restarts the quiet, nothing ends the wait).
+  std::vector<rect> unjudged;
+  bool judging = false;
+  bool quiet_due = false;
 
   ~watch() {
     stop_loop_timer(timeout);
@@ -49,6 +58,10 @@ struct screen_watches::watch {
 };
 
 namespace {
+
+// The most rectangles of drawing a filtering watch hands the monitor to
+// judge at a time (closer ones are merged).
+constexpr size_t kMostJudged = 32;
 
 rect bounding(const rect& a, const rect& b) {
   const int x0 = std::min(a.x, b.x), y0 = std::min(a.y, b.y);
@@ -112,13 +125,55 @@ void screen_watches::start(uint64_t seq, watch_spec spec, hooks h) {
                                 [this, seq] { on_timeout(seq); });
   watches_[seq] = std::move(w);
   std::weak_ptr<inbox> box = inbox_;
-  damage_.request_sync(window, [box, seq](damage_monitor::sync_answer a) {
-    auto b = box.lock();
-    if (!b) return;
-    std::lock_guard<std::mutex> lock(b->mu);
-    b->answers.emplace_back(seq, std::move(a));
-    b->wake();
-  });
+  std::shared_ptr<const grant_view> view = watches_[seq]->spec.view;
+  damage_.request_sync(
+      window,
+      [box, seq](damage_monitor::sync_answer a) {
+        auto b = box.lock();
+        if (!b) return;
+        std::lock_guard<std::mutex> lock(b->mu);
+        b->answers.emplace_back(seq, std::move(a));
+        b->wake();
+      },
+      std::move(view));
+}
+
+void screen_watches::judge(uint64_t seq, std::vector<rect> drawn) {
+  watch& w = *watches_.at(seq);
+  for (rect& r : drawn) w.unjudged.push_back(r);
+  if (w.judging || w.unjudged.empty()) return;
+  w.judging = true;
+  std::weak_ptr<inbox> box = inbox_;
+  damage_.request_shown(w.spec.view, std::exchange(w.unjudged, {}),
+                        [box, seq](std::optional<std::vector<rect>> shown) {
+                          auto b = box.lock();
+                          if (!b) return;
+                          std::lock_guard<std::mutex> lock(b->mu);
+                          b->shown.emplace_back(seq, std::move(shown));
+                          b->wake();
+                        });
+}
+
+void screen_watches::judged(uint64_t seq, std::optional<std::vector<rect>> shown) {
+  auto it = watches_.find(seq);
+  if (it == watches_.end()) return;
+  watch& w = *it->second;
+  w.judging = false;
+  // Nothing when the windows could not be read: the connection is gone,
+  // which the next wake reports; nothing hidden is told meanwhile.
+  std::optional<rect> hit;
+  if (shown) {
+    for (const rect& r : *shown) hit = hit ? bounding(*hit, r) : r;
+  }
+  if (hit) {
+    on_change(seq, *hit);
+    if (watches_.find(seq) == watches_.end()) return;
+  }
+  if (!w.unjudged.empty()) return judge(seq, {});
+  if (w.quiet_due) {
+    w.quiet_due = false;
+    quiet_reached(seq);
+  }
 }
 
 void screen_watches::stop(uint64_t seq) { watches_.erase(seq); }
@@ -132,12 +187,15 @@ std::optional<rect> screen_watches::area(uint64_t seq) const {
 void screen_watches::on_wake() {
   if (!inbox_) return;
   std::vector<std::pair<uint64_t, damage_monitor::sync_answer>> answers;
+  std::vector<std::pair<uint64_t, std::optional<std::vector<rect>>>> shown;
   {
     std::lock_guard<std::mutex> lock(inbox_->mu);
     answers.swap(inbox_->answers);
+    shown.swap(inbox_->shown);
     inbox_->drawn = false;
   }
   for (auto& [seq, a] : answers) arm(seq, std::move(a));
+  for (auto& [seq, s] : shown) judged(seq, std::move(s));
   // Every armed watch reads what was drawn in its area since its mark.
   std::vector<uint64_t> seqs;
   for (const auto& [seq, w] : watches_) {
@@ -152,6 +210,14 @@ void screen_watches::on_wake() {
     if (!watching) {
       finish(seq, tool_result::failure(
                       "the X server stopped reporting changes (it went away) while waiting"));
+      continue;
+    }
+    if (w.spec.view) {
+      // What the view hides is no change: the monitor judges the drawing
+      // against the windows shown now (unknown: all of the area).
+      auto drawn = damage_.rects_since(w.mark, w.area, kMostJudged);
+      if (!drawn) drawn = std::vector<rect>{w.area};
+      if (!drawn->empty()) judge(seq, std::move(*drawn));
       continue;
     }
     // Unknown (more drawing than the record keeps, or a new connection):
@@ -212,6 +278,7 @@ void screen_watches::arm(uint64_t seq, damage_monitor::sync_answer a) {
 void screen_watches::on_change(uint64_t seq, const rect& hit) {
   watch& w = *watches_.at(seq);
   w.changed = w.changed ? bounding(*w.changed, hit) : hit;
+  w.quiet_due = false;
   switch (w.spec.what) {
     case watch_spec::kind::touch:
       if (w.h.touched) w.h.touched(hit);
@@ -234,9 +301,24 @@ void screen_watches::on_quiet(uint64_t seq) {
   watch& w = *it->second;
   stop_loop_timer(w.quiet);
   // Drawing may have been read but not yet handed to the loop: look first.
+  if (w.spec.view) {
+    auto drawn = damage_.rects_since(w.mark, w.area, kMostJudged);
+    if (!drawn) drawn = std::vector<rect>{w.area};
+    if (!drawn->empty() || w.judging || !w.unjudged.empty()) {
+      // The judgement decides.
+      w.quiet_due = true;
+      return judge(seq, std::move(*drawn));
+    }
+    return quiet_reached(seq);
+  }
   if (auto hit = damage_.changed_since(w.mark, w.area); !hit || hit->w > 0) {
     return on_change(seq, hit ? *hit : w.area);
   }
+  quiet_reached(seq);
+}
+
+void screen_watches::quiet_reached(uint64_t seq) {
+  watch& w = *watches_.at(seq);
   finish(seq,
          w.spec.what == watch_spec::kind::stable ? stable_result(w, true) : change_result(w, true));
 }

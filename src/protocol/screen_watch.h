@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "capture/damage.h"
 #include "core/geometry.h"
@@ -70,6 +71,13 @@ class screen_watches {
   void arm(uint64_t seq, damage_monitor::sync_answer a);
   void on_change(uint64_t seq, const rect& hit);
   void on_quiet(uint64_t seq);
+  // Quiet held to its end: the wait's answer.
+  void quiet_reached(uint64_t seq);
+  // A filtering watch's drawing goes to the monitor to be judged (one
+  // request at a time; more drawing waits for its answer), and judged
+  // takes the answer: only what the view shows is a change.
+  void judge(uint64_t seq, std::vector<rect> drawn);
+  void judged(uint64_t seq, std::optional<std::vector<rect>> shown);
   void on_timeout(uint64_t seq);
   // Ends seq's watch with r (its done hook runs last, after it is gone).
   void finish(uint64_t seq, tool_result r);

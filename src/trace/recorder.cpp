@@ -523,6 +523,9 @@ void recorder::take_frame(bool key) {
     for (const rect& c : crops) area += int64_t(c.w) * c.h;
     if (double(area) > kMostDeltaShare * double(scale.w) * scale.h) changed.reset();
   }
+  // What the grants hide moved, or a window's identity changed, with no
+  // drawing there: the damage cannot say where, so the frame is whole.
+  if (grab_->last_print() != print_) changed.reset();
   if (!changed || frames_since_key_ >= kKeyEveryFrames ||
       crop_bytes_since_key_ >= kKeyEveryCropBytes) {
     key = true;
@@ -574,6 +577,7 @@ void recorder::take_frame(bool key) {
   }
   mark_ = mark;
   view_epoch_ = view_epoch;
+  print_ = grab_->last_print();
   if (key) {
     frames_since_key_ = 0;
     crop_bytes_since_key_ = 0;

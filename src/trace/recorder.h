@@ -210,6 +210,8 @@ class recorder {
   // The grants' epoch the latest frame hid by (0: nothing hidden): a frame
   // under another is a key frame, since a change of grants draws nothing.
   uint64_t view_epoch_ = 0;
+  uint64_t print_ = 0;  // grabber::last_print of the last frame written.
+
   int screen_w_ = 0, screen_h_ = 0, scale_w_ = 0, scale_h_ = 0;
   int frames_since_key_ = 0;
   size_t crop_bytes_since_key_ = 0;

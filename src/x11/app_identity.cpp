@@ -506,4 +506,18 @@ std::vector<rect> hidden_rects(const std::vector<shown_window>& shown, const gra
   return hidden;
 }
 
+std::vector<rect> shown_rects(const std::vector<shown_window>& shown, const grant_view& view,
+                              const rect& area) {
+  std::vector<rect> parts;
+  if (area.w <= 0 || area.h <= 0) return parts;
+  parts.push_back(area);
+  for (const rect& cover : hidden_rects(shown, view, area)) {
+    std::vector<rect> next;
+    for (const rect& r : parts) subtract(r, cover, next);
+    parts = std::move(next);
+    if (parts.empty()) break;
+  }
+  return parts;
+}
+
 }  // namespace cu

@@ -94,4 +94,9 @@ app_identity process_identity(uint32_t pid, std::string_view name);
 std::vector<rect> hidden_rects(const std::vector<shown_window>& shown, const grant_view& view,
                                const rect& area);
 
+// The parts of area that view shows: area less hidden_rects, as
+// rectangles that do not overlap (empty: all of it is hidden).
+std::vector<rect> shown_rects(const std::vector<shown_window>& shown, const grant_view& view,
+                              const rect& area);
+
 }  // namespace cu

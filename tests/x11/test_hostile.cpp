@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "support/harness.h"
+#include "support/jsonrpc.h"
 #include "support/recording_xterm.h"
 #include "support/session_probe.h"
 #include "support/tool_calls.h"
@@ -156,6 +157,46 @@ std::string after_barrier(server_process& s, const recording_xterm& term) {
       [](const std::vector<sent>& r) { return keys_of(r).find("ok") != std::string::npos; },
       "the barrier's typing");
   return keys_of(term.received());
+}
+
+// The look number of a screenshot made with the marks toolset.
+int64_t look_of(const json_line& r) {
+  simdjson::dom::element e;
+  REQUIRE(r.root["result"]["structuredContent"].get(e) == simdjson::SUCCESS);
+  return num(e, "look");
+}
+
+size_t images_in(const json_line& r) {
+  size_t n = 0;
+  simdjson::dom::array content;
+  REQUIRE(r.root["result"]["content"].get(content) == simdjson::SUCCESS);
+  for (simdjson::dom::element b : content) {
+    std::string_view type;
+    if (b["type"].get(type) == simdjson::SUCCESS && type == "image") ++n;
+  }
+  return n;
+}
+
+// Whether any image of the answer has a pixel of colour c.
+bool any_image_has(const json_line& r, rgb c) {
+  simdjson::dom::array content;
+  REQUIRE(r.root["result"]["content"].get(content) == simdjson::SUCCESS);
+  for (simdjson::dom::element b : content) {
+    std::string_view type, data, mime;
+    if (b["type"].get(type) != simdjson::SUCCESS || type != "image") continue;
+    REQUIRE(b["data"].get(data) == simdjson::SUCCESS);
+    REQUIRE(b["mimeType"].get(mime) == simdjson::SUCCESS);
+    const rgb_image img = mime == "image/png" ? decode_png_base64(data) : decode_jpeg_base64(data);
+    // Near it: a JPEG moves colours a little.
+    auto near = [](int a, int b) { return std::abs(a - b) <= 24; };
+    for (int y = 0; y < img.height; ++y) {
+      for (int x = 0; x < img.width; ++x) {
+        const rgb p = img.at(x, y);
+        if (near(p[0], c[0]) && near(p[1], c[1]) && near(p[2], c[2])) return true;
+      }
+    }
+  }
+  return false;
 }
 
 bool all_black(const rgb_image& img, int x0, int y0, int x1, int y1) {
@@ -603,6 +644,117 @@ TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name
   mail.fill(again, 0, 0, 200, 150, {40, 40, 250});
   mail.sync();
   CHECK_FALSE(shows(510, 110, 690, 240));
+}
+
+TEST_CASE("a WM_CLASS turned to a denied name with no drawing is hidden from the next capture, zoom and look") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail"}, {"CU_TOOLSETS", "marks"}});
+  x_client app(x.display());
+  xcb_window_t w = hostile_window(app, 100, 100, 200, 150, {250, 40, 40}, false);
+  set_class(app.connection(), w, "granted");
+  xcb_map_window(app.connection(), w);
+  app.sync();
+  app.fill(w, 0, 0, 200, 150, {250, 40, 40});
+  app.sync();
+  // Seen, kept for reuse (a screenshot and a zoom of the window's place),
+  // and a look to compare the next with.
+  json_ptr first = ok_call(s, "screenshot");
+  CHECK_FALSE(all_black(image_of(*first), 110, 110, 290, 240));
+  json_ptr zoomed = ok_call(s, "zoom", R"({"region":[100,100,300,250]})");
+  CHECK_FALSE(all_black(image_of(*zoomed), 0, 0, 100, 100));
+  const int64_t look = look_of(*first);
+  // The class changes; nothing is drawn anywhere after that.
+  set_class(app.connection(), w, "mail");
+  app.sync();
+  json_ptr since = ok_call(s, "screenshot", R"({"since":)" + std::to_string(look) + "}");
+  // Crops of what either look hid, or the whole image: none shows the
+  // window's colour.
+  INFO(since->text.substr(0, 400));
+  REQUIRE(images_in(*since) >= 1);
+  CHECK_FALSE(any_image_has(*since, {250, 40, 40}));
+  json_ptr shot = ok_call(s, "screenshot");
+  CHECK(all_black(image_of(*shot), 110, 110, 290, 240));
+  json_ptr zoom = ok_call(s, "zoom", R"({"region":[100,100,300,250]})");
+  const rgb_image zimg = image_of(*zoom);
+  CHECK(all_black(zimg, 20, 20, zimg.width - 20, zimg.height - 20));
+  // And back: granted again, shown again, with no drawing either.
+  set_class(app.connection(), w, "granted");
+  app.sync();
+  CHECK_FALSE(all_black(image_of(*ok_call(s, "screenshot")), 110, 110, 290, 240));
+}
+
+TEST_CASE("wait_for_change and wait_until_stable say nothing of what a denied window draws") {
+  xvfb x(1366, 768);
+  x_observer obs(x.display());
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail"}, {"CU_TOOLSETS", "vision"}});
+  // Application windows (not override-redirect, with WM_CLASS): what a
+  // watch of a window may name.
+  x_client mail(x.display());
+  xcb_window_t denied = mail.create_app_window(100, 100, 200, 150, {250, 40, 40});
+  set_class(mail.connection(), denied, "mail");
+  x_client app(x.display());
+  xcb_window_t granted = app.create_app_window(600, 100, 200, 150, {40, 200, 40});
+  set_class(app.connection(), granted, "granted");
+  mail.sync();
+  app.sync();
+  ok_call(s, "screenshot");
+  // A watch of the denied window itself is refused: its size and its
+  // drawing are what the deny list hides.
+  const std::string refused =
+      error_text(s, "wait_for_change", R"({"window":")" + hex(denied) + R"(","timeout":1})");
+  INFO(refused);
+  CHECK(contains(refused, "was refused"));
+  CHECK(contains(refused, "CU_DENY_APPS"));
+  // The screen watched while only the denied window draws: no change.
+  std::atomic<bool> stop{false};
+  auto animate = [&] {
+    x_client painter(x.display());
+    for (int i = 0; !stop.load(); ++i) {
+      painter.fill(denied, 0, 0, 200, 150, i % 2 ? rgb{250, 40, 40} : rgb{40, 40, 250});
+      painter.sync();
+      usleep(20000);  // An animation's pace, not a sync.
+    }
+  };
+  {
+    std::thread t(animate);
+    json_ptr r = s.call_tool("wait_for_change", R"({"timeout":1.5})");
+    json_ptr st = s.call_tool("wait_until_stable", R"({"quiet_ms":300,"timeout":5})");
+    stop = true;
+    t.join();
+    REQUIRE(r);
+    INFO(r->text);
+    CHECK(is_error(*r));
+    CHECK(contains(text_of(*r), "no change within"));
+    REQUIRE(st);
+    INFO(st->text);
+    CHECK_FALSE(is_error(*st));
+    CHECK(contains(st->text, R"("stable":true)"));
+    CHECK(contains(st->text, R"("changed":false)"));
+  }
+  // Drawing in both: the change answered is the granted window's alone.
+  std::vector<json_ptr> others;
+  s.send(tool_call_with_token("\"w\"", "wait_for_change", R"({"timeout":20})", "\"watch\""));
+  for (;;) {
+    auto line = s.read_line(20000);
+    REQUIRE(line);
+    json_ptr j = parse_json(*line);
+    std::string_view message;
+    if (method_of(*j) == "notifications/progress" &&
+        j->root["params"]["message"].get(message) == simdjson::SUCCESS && message == "watching") {
+      break;
+    }
+    REQUIRE(id_of(*j) != "\"w\"");
+  }
+  for (int i = 0; i < 10; ++i) mail.fill(denied, 0, 0, 200, 150, i % 2 ? rgb{1, 2, 3} : rgb{3, 2, 1});
+  mail.sync();
+  app.fill(granted, 20, 30, 40, 50, {10, 20, 30});
+  app.sync();
+  json_ptr r = read_until(s, "\"w\"", others, 20000);
+  REQUIRE(r);
+  INFO(r->text);
+  REQUIRE_FALSE(is_error(*r));
+  CHECK(contains(r->text, R"("device":{"x":620,"y":130,"width":40,"height":50})"));
 }
 
 TEST_CASE("a redacted trace holds no typed, held, pressed or clipboard text, in arguments, answers or errors") {

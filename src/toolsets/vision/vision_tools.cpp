@@ -60,6 +60,7 @@ void start_watch(tool_call& call, watch_spec::kind what, int64_t quiet_min,
   auto quiet = arg_integer(call.args, "quiet_ms", quiet_min, 10000, quiet_default);
   if (!quiet) return call.fail(quiet.err().message);
   spec.quiet_ms = double(*quiet);
+  if (auto view = call.policy().view(); view->filtering()) spec.view = std::move(view);
   call.watch(std::move(spec));
 }
 
