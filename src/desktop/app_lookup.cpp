@@ -276,6 +276,70 @@ result<launch_command> prepare_launch(const launch_spec& spec, const launch_env&
   return command;
 }
 
+namespace {
+
+std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// The interpreter and its first operand from the "#!" line of the file at
+// path (at most 256 bytes read); empty when it is not a script.
+std::vector<std::string> shebang(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char buf[256];
+  in.read(buf, sizeof buf);
+  const std::string head(buf, size_t(in.gcount()));
+  if (!head.starts_with("#!")) return {};
+  const std::string line = head.substr(2, head.find('\n') == std::string::npos
+                                              ? std::string::npos
+                                              : head.find('\n') - 2);
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < line.size() && words.size() < 3) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t j = i;
+    while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
+    if (j > i) words.push_back(line.substr(i, j - i));
+    i = j + 1;
+  }
+  return words;
+}
+
+}  // namespace
+
+std::vector<launch_name> launch_names(const launch_spec& spec, const launch_command& command) {
+  std::vector<launch_name> out;
+  auto add = [&out](const std::string& name, const char* what) {
+    if (name.empty()) return;
+    for (const launch_name& n : out) {
+      if (n.name == name) return;
+    }
+    out.push_back({name, what});
+  };
+  auto program = [&](const std::string& path, const char* what) {
+    add(base_name(path), what);
+    char* real = realpath(path.c_str(), nullptr);
+    if (real != nullptr) {
+      add(base_name(real), "the file its executable links to");
+      free(real);
+    }
+    std::vector<std::string> words = shebang(path);
+    if (words.empty()) return;
+    add(base_name(words[0]), "its interpreter");
+    if (base_name(words[0]) == "env") {
+      // "#!/usr/bin/env python3", "#!/usr/bin/env -S python3 -u".
+      for (size_t k = 1; k < words.size(); ++k) {
+        if (words[k] == "-S" || words[k].starts_with("-")) continue;
+        if (words[k].find('=') != std::string::npos) continue;
+        add(base_name(words[k]), "its interpreter");
+        break;
+      }
+    }
+  };
+  if (!spec.argv.empty()) program(spec.argv.front(), "its executable");
+  if (!command.terminal.empty()) program(command.terminal, "its terminal");
+  add(spec.startup_wm_class, "its desktop entry's StartupWMClass");
+  return out;
+}
+
 std::shared_ptr<const desktop_aliases> read_desktop_aliases(const launch_env& env) {
   constexpr size_t kMostEntries = 4096;
   auto out = std::make_shared<desktop_aliases>();

@@ -111,4 +111,19 @@ result<launch_command> prepare_launch(const launch_spec& spec, const launch_env&
 // base name. So a grant of "Text Editor" covers mousepad's windows.
 std::shared_ptr<const desktop_aliases> read_desktop_aliases(const launch_env& env);
 
+// A name a launch is known by before it starts, and what it is of it.
+struct launch_name {
+  std::string name;  // A base name: "xterm", "python3".
+  const char* what;  // "its executable", "its interpreter", "its terminal", ...
+};
+
+// The names command (for spec) runs as, as far as they can be known before
+// it starts (docs/grants.md, "open_application"): each program's base name
+// and, through symlinks, its real file's; a script's interpreter from its
+// "#!" line (through /usr/bin/env, whose first operand is the program);
+// the terminal emulator of a Terminal=true entry; the entry's
+// StartupWMClass. What a script or wrapper goes on to run is not among
+// them: that is known only from the window it shows.
+std::vector<launch_name> launch_names(const launch_spec& spec, const launch_command& command);
+
 }  // namespace cu

@@ -83,6 +83,19 @@ class open_application final : public desktop_op {
     if (!spec) return desktop_result{tool_result::failure(rejected_text(app_, rejected)), {}};
     auto command = prepare_launch(*spec, env);
     if (!command) return desktop_result{tool_result::failure(command.err()), {}};
+    // What it runs as, where that can be known before it runs: a denied
+    // program is not started under another name.
+    if (view_) {
+      for (const launch_name& n : launch_names(*spec, *command)) {
+        if (!view_->name_denied(n.name)) continue;
+        return desktop_result{
+            tool_result::failure(str_cat(
+                "open_application \"", app_, "\" was refused: ", n.what, " is \"", n.name,
+                "\", an application the operator keeps from the agent (CU_DENY_APPS); no grant "
+                "lifts that, and nothing was started")),
+            {}};
+      }
+    }
     auto program = spawn_watched(command->argv, spawn_options{command->working_dir});
     if (!program) return desktop_result{tool_result::failure(program.err()), {}};
     program_ = std::move(*program);

@@ -600,6 +600,46 @@ TEST_CASE("open_application of a wrapper that runs a denied program ends what it
   wait_until([&] { return obs.windows_with_class("XTerm").empty(); }, "xterm's window to go");
 }
 
+TEST_CASE("open_application of a link to, or a script run by, a denied program starts nothing") {
+  xvfb x(1366, 768);
+  char tmpl[] = "/tmp/cu-hostile-launch-XXXXXX";
+  REQUIRE(mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const std::string bin = dir + "/bin", real = dir + "/real";
+  REQUIRE(mkdir(bin.c_str(), 0755) == 0);
+  REQUIRE(mkdir(real.c_str(), 0755) == 0);
+  auto write_program = [](const std::string& path, const std::string& text) {
+    FILE* f = fopen(path.c_str(), "w");
+    REQUIRE(f != nullptr);
+    fputs(text.c_str(), f);
+    fclose(f);
+    REQUIRE(chmod(path.c_str(), 0755) == 0);
+  };
+  // "inbox" is a link to a program whose file is called "mail"; "notes" a
+  // Python script; "memo" the same through env -S. Each leaves a file
+  // behind if it ever runs.
+  write_program(real + "/mail", "#!/bin/sh\ntouch '" + dir + "/ran-mail'\n");
+  REQUIRE(symlink((real + "/mail").c_str(), (bin + "/inbox").c_str()) == 0);
+  write_program(bin + "/notes",
+                "#!/usr/bin/python3\nopen('" + dir + "/ran-notes', 'w').close()\n");
+  write_program(bin + "/memo",
+                "#!/usr/bin/env -S python3 -u\nopen('" + dir + "/ran-memo', 'w').close()\n");
+  const char* path = getenv("PATH");
+  server_process s(x.display(), {{"CU_DENY_APPS", "mail,python3"},
+                                 {"PATH", bin + ":" + (path != nullptr ? path : "/usr/bin:/bin")}});
+  for (const char* app : {"inbox", "notes", "memo"}) {
+    INFO(app);
+    const std::string text = error_text(s, "open_application", R"({"app":")" + std::string(app) + "\"}");
+    INFO(text);
+    CHECK(contains(text, "CU_DENY_APPS"));
+    CHECK(contains(text, "nothing was started"));
+  }
+  // The server answered each before starting it: none ran.
+  CHECK(read_file_list(dir) == "bin real");
+  const std::string cmd = "rm -rf '" + dir + "'";
+  (void)!system(cmd.c_str());
+}
+
 TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name, and a window id reused by a denied client, are hidden") {
   xvfb x(1366, 768);
   x_observer obs(x.display());
