@@ -293,7 +293,7 @@ std::vector<std::string> shebang(const std::string& path) {
                                               : head.find('\n') - 2);
   std::vector<std::string> words;
   size_t i = 0;
-  while (i < line.size() && words.size() < 3) {
+  while (i < line.size() && words.size() < 8) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
     size_t j = i;
     while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;

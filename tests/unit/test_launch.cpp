@@ -896,3 +896,40 @@ TEST_CASE("a watched program that cannot be executed is an io error, and its wat
         "cannot start /nonexistent/cu-test-program: No such file or directory");
   CHECK(waitpid(-1, nullptr, WNOHANG) == -1);
 }
+
+TEST_CASE("launch_names: a program's names, through links, a script's interpreter, env -S, the terminal and StartupWMClass") {
+  using cu::launch_command, cu::launch_name, cu::launch_spec;
+  temp_dir d;
+  write_file(d / "mail", "#!/bin/sh\nexit 0\n", 0755);
+  REQUIRE(symlink((d / "mail").c_str(), (d / "inbox").c_str()) == 0);
+  write_file(d / "notes", "#!/usr/bin/python3 -u\n", 0755);
+  write_file(d / "memo", "#!/usr/bin/env -S PYTHONUNBUFFERED=1 python3 -u\n", 0755);
+  write_file(d / "plain", "\x7f" "ELF not a script", 0755);
+  auto names = [](const launch_spec& spec, const launch_command& command) {
+    std::vector<std::string> out;
+    for (const launch_name& n : cu::launch_names(spec, command)) out.push_back(n.name + "=" + n.what);
+    return out;
+  };
+  launch_spec link;
+  link.argv = {d / "inbox"};
+  CHECK(names(link, launch_command{link.argv, "", ""}) ==
+        strings{"inbox=its executable", "mail=the file its executable links to",
+                "sh=its interpreter"});
+  launch_spec script;
+  script.argv = {d / "notes", "x"};
+  CHECK(names(script, launch_command{script.argv, "", ""}) ==
+        strings{"notes=its executable", "python3=its interpreter"});
+  launch_spec env_s;
+  env_s.argv = {d / "memo"};
+  CHECK(names(env_s, launch_command{env_s.argv, "", ""}) ==
+        strings{"memo=its executable", "env=its interpreter", "python3=its interpreter"});
+  launch_spec in_terminal;
+  in_terminal.argv = {d / "plain"};
+  in_terminal.terminal = true;
+  in_terminal.startup_wm_class = "Plainly";
+  launch_command command{{"/usr/bin/xterm", "-e", d / "plain"}, "", "/usr/bin/xterm"};
+  const strings got = names(in_terminal, command);
+  CHECK(got.front() == "plain=its executable");
+  CHECK(std::find(got.begin(), got.end(), "xterm=its terminal") != got.end());
+  CHECK(got.back() == "Plainly=its desktop entry's StartupWMClass");
+}
