@@ -63,7 +63,7 @@ constexpr sv kApps[] = {"xclock", "xterm", "firefox", "Firefox", "org.gnome.Term
                         "/bin/sh", "/usr/bin/xclock", "../x", "sh -c true", "", "xclock --help",
                         "a", "\xc3\xa9", "\\u0000", "*", ".", "..", "~", "$HOME",
                         "XTerm", "code", "libreoffice --writer", "uxterm", "mail",
-                        "Mail", "keepassxc"};
+                        "Mail", "keepassxc", "x-terminal-emulator", "python3", "inbox"};
 // Window ids: plausible ones (no X connection here, so none exists), and
 // what the id parser must refuse.
 constexpr sv kWindows[] = {"0x400001", "0x1", "1", "0x1fffffff", "0x20000000", "0", "0x",
