@@ -33,6 +33,8 @@ using namespace std::chrono_literals;
 // window must then stay still before its geometry counts as final.
 constexpr auto kChangePatience = 1s;
 constexpr auto kSettle = 150ms;
+// How long a window resized by a state change may still move.
+constexpr auto kStill = 50ms;
 // How long a window has to go away after a polite close, and after its
 // program was disconnected.
 constexpr auto kClosePatience = 2s;
@@ -573,9 +575,15 @@ class set_window_state final : public desktop_op {
     // Answer once the size has followed the state, so that what comes
     // next (list_windows, a screenshot) sees the window as it will stay;
     // a window whose size does not change is answered kSettle after its
-    // state is reached.
-    if (!resizes_ || already_ || w->device != before_) return answer(*w, {});
-    wake_at = std::min(wake_at, desktop_clock::now() + kSettle);
+    // state is reached. A manager moves the frame, and the client with it,
+    // apart from resizing the client (two requests; Openbox's can be seen
+    // in between), so a moved window of the old size is halfway; a resized
+    // one is done once it has moved too, or kStill after, when its place
+    // stays (a window maximized where it already was).
+    const bool resized = w->device.w != before_.w || w->device.h != before_.h;
+    const bool moved = w->device.x != before_.x || w->device.y != before_.y;
+    if (!resizes_ || already_ || (resized && moved)) return answer(*w, {});
+    wake_at = std::min(wake_at, desktop_clock::now() + (resized ? kStill : kSettle));
     return std::nullopt;
   }
 
