@@ -131,4 +131,26 @@ std::vector<const json_line*> with_method(const std::vector<json_ptr>& lines,
   return out;
 }
 
+// Sends a tools/call with a progress token and reads until the server says
+// it is watching; the lines read on the way are kept in others.
+void start_watching(server_process& s, std::string_view id, std::string_view tool,
+                    std::string_view args, std::vector<json_ptr>& others) {
+  s.send(tool_call_with_token(id, tool, args, "\"watch\""));
+  const int64_t deadline = now_ms() + 20000;
+  for (;;) {
+    REQUIRE(now_ms() < deadline);
+    auto line = s.read_line(20000);
+    REQUIRE(line);
+    json_ptr j = parse_json(*line);
+    std::string_view message;
+    if (method_of(*j) == "notifications/progress" &&
+        j->root["params"]["message"].get(message) == simdjson::SUCCESS && message == "watching") {
+      return;
+    }
+    INFO(j->text);
+    REQUIRE(id_of(*j) != id);  // Answered before it watched: a failure it explains.
+    others.push_back(std::move(j));
+  }
+}
+
 }  // namespace cu::test

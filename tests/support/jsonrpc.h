@@ -50,6 +50,12 @@ int64_t error_code(const json_line& r);
 json_ptr read_until(server_process& s, std::string_view id_json, std::vector<json_ptr>& others,
                     int timeout_ms = 20000);
 
+// Sends a tools/call of a wait (wait_for_change, wait_until_stable, a
+// find's until) with a progress token and reads until the server says it
+// is watching; the lines read on the way are kept in others.
+void start_watching(server_process& s, std::string_view id, std::string_view tool,
+                    std::string_view args, std::vector<json_ptr>& others);
+
 // The lines among these that are messages with this method, in order.
 std::vector<const json_line*> with_method(const std::vector<json_ptr>& lines,
                                           std::string_view method);

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/batch.h"
 #include "support/harness.h"
 #include "support/jsonrpc.h"
 #include "support/recording_xterm.h"
@@ -112,6 +113,19 @@ xcb_window_t hostile_window(x_client& cl, int x, int y, int w, int h, rgb colour
   return win;
 }
 
+// A hostile window (as above) named name by its WM_CLASS before it is
+// mapped, filled with colour.
+xcb_window_t named_window(x_client& cl, int x, int y, int w, int h, rgb colour,
+                          const std::string& name) {
+  xcb_window_t win = hostile_window(cl, x, y, w, h, colour, false);
+  set_class(cl.connection(), win, name);
+  xcb_map_window(cl.connection(), win);
+  cl.sync();
+  cl.fill(win, 0, 0, w, h, colour);
+  cl.sync();
+  return win;
+}
+
 // How many button presses the client's windows have been sent so far.
 int presses_received(x_client& cl) {
   cl.sync();
@@ -164,17 +178,6 @@ int64_t look_of(const json_line& r) {
   simdjson::dom::element e;
   REQUIRE(r.root["result"]["structuredContent"].get(e) == simdjson::SUCCESS);
   return num(e, "look");
-}
-
-size_t images_in(const json_line& r) {
-  size_t n = 0;
-  simdjson::dom::array content;
-  REQUIRE(r.root["result"]["content"].get(content) == simdjson::SUCCESS);
-  for (simdjson::dom::element b : content) {
-    std::string_view type;
-    if (b["type"].get(type) == simdjson::SUCCESS && type == "image") ++n;
-  }
-  return n;
 }
 
 // Whether any image of the answer has a pixel of colour c.
@@ -656,12 +659,7 @@ TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name
     // The class changes after the server has seen the window; the program
     // draws again (the capture cache is kept only while nothing draws).
     x_client app(x.display());
-    xcb_window_t w = hostile_window(app, 100, 100, 200, 150, {250, 40, 40}, false);
-    set_class(app.connection(), w, "granted");
-    xcb_map_window(app.connection(), w);
-    app.sync();
-    app.fill(w, 0, 0, 200, 150, {250, 40, 40});
-    app.sync();
+    xcb_window_t w = named_window(app, 100, 100, 200, 150, {250, 40, 40}, "granted");
     CHECK(shows(110, 110, 290, 240));
     set_class(app.connection(), w, "mail");
     app.fill(w, 0, 0, 200, 150, {250, 40, 41});
@@ -674,22 +672,12 @@ TEST_CASE("captures identify windows afresh: a WM_CLASS changed to a denied name
   xcb_window_t first = XCB_NONE;
   {
     x_client granted(x.display());
-    first = hostile_window(granted, 500, 100, 200, 150, {40, 40, 250}, false);
-    set_class(granted.connection(), first, "granted");
-    xcb_map_window(granted.connection(), first);
-    granted.sync();
-    granted.fill(first, 0, 0, 200, 150, {40, 40, 250});
-    granted.sync();
+    first = named_window(granted, 500, 100, 200, 150, {40, 40, 250}, "granted");
     CHECK(shows(510, 110, 690, 240));
   }
   x_client mail(x.display());
-  xcb_window_t again = hostile_window(mail, 500, 100, 200, 150, {40, 40, 250}, false);
+  xcb_window_t again = named_window(mail, 500, 100, 200, 150, {40, 40, 250}, "mail");
   CHECK(again == first);
-  set_class(mail.connection(), again, "mail");
-  xcb_map_window(mail.connection(), again);
-  mail.sync();
-  mail.fill(again, 0, 0, 200, 150, {40, 40, 250});
-  mail.sync();
   CHECK_FALSE(shows(510, 110, 690, 240));
 }
 
@@ -698,12 +686,7 @@ TEST_CASE("a WM_CLASS turned to a denied name with no drawing is hidden from the
   x_observer obs(x.display());
   server_process s(x.display(), {{"CU_DENY_APPS", "mail"}, {"CU_TOOLSETS", "marks"}});
   x_client app(x.display());
-  xcb_window_t w = hostile_window(app, 100, 100, 200, 150, {250, 40, 40}, false);
-  set_class(app.connection(), w, "granted");
-  xcb_map_window(app.connection(), w);
-  app.sync();
-  app.fill(w, 0, 0, 200, 150, {250, 40, 40});
-  app.sync();
+  xcb_window_t w = named_window(app, 100, 100, 200, 150, {250, 40, 40}, "granted");
   // Seen, kept for reuse (a screenshot and a zoom of the window's place),
   // and a look to compare the next with.
   json_ptr first = ok_call(s, "screenshot");
@@ -718,7 +701,7 @@ TEST_CASE("a WM_CLASS turned to a denied name with no drawing is hidden from the
   // Crops of what either look hid, or the whole image: none shows the
   // window's colour.
   INFO(since->text.substr(0, 400));
-  REQUIRE(images_in(*since) >= 1);
+  REQUIRE(image_count(*since) >= 1);
   CHECK_FALSE(any_image_has(*since, {250, 40, 40}));
   json_ptr shot = ok_call(s, "screenshot");
   CHECK(all_black(image_of(*shot), 110, 110, 290, 240));
@@ -781,18 +764,7 @@ TEST_CASE("wait_for_change and wait_until_stable say nothing of what a denied wi
   }
   // Drawing in both: the change answered is the granted window's alone.
   std::vector<json_ptr> others;
-  s.send(tool_call_with_token("\"w\"", "wait_for_change", R"({"timeout":20})", "\"watch\""));
-  for (;;) {
-    auto line = s.read_line(20000);
-    REQUIRE(line);
-    json_ptr j = parse_json(*line);
-    std::string_view message;
-    if (method_of(*j) == "notifications/progress" &&
-        j->root["params"]["message"].get(message) == simdjson::SUCCESS && message == "watching") {
-      break;
-    }
-    REQUIRE(id_of(*j) != "\"w\"");
-  }
+  start_watching(s, "\"w\"", "wait_for_change", R"({"timeout":20})", others);
   for (int i = 0; i < 10; ++i) mail.fill(denied, 0, 0, 200, 150, i % 2 ? rgb{1, 2, 3} : rgb{3, 2, 1});
   mail.sync();
   app.fill(granted, 20, 30, 40, 50, {10, 20, 30});
