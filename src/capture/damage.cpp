@@ -379,35 +379,32 @@ std::optional<rect> damage_monitor::changed_since(uint64_t& mark, const rect& ar
   return any ? rect{x0, y0, x1 - x0, y1 - y0} : rect{};
 }
 
+std::optional<std::vector<rect>> damage_monitor::hits_since(uint64_t mark, const rect& area,
+                                                            uint64_t* now) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (now != nullptr) *now = next_;
+  if (mark < epoch_ || mark > next_ || next_ - mark > kRingSize) return std::nullopt;
+  std::vector<rect> hits;
+  for (uint64_t i = mark; i < next_; ++i) {
+    const rect hit = intersect(ring_[i % kRingSize], area);
+    if (hit.w > 0 && hit.h > 0) hits.push_back(hit);
+  }
+  return hits;
+}
+
 std::optional<std::vector<rect>> damage_monitor::rects_changed(uint64_t mark, const rect& area,
                                                                size_t most) const {
-  std::vector<rect> hits;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (mark < epoch_ || mark > next_ || next_ - mark > kRingSize) return std::nullopt;
-    for (uint64_t i = mark; i < next_; ++i) {
-      const rect hit = intersect(ring_[i % kRingSize], area);
-      if (hit.w > 0 && hit.h > 0) hits.push_back(hit);
-    }
-  }
+  auto hits = hits_since(mark, area, nullptr);
+  if (!hits) return std::nullopt;
   // Merged outside the lock: the reading thread records on.
-  return merge_rects(std::move(hits), kMergeGap, most);
+  return merge_rects(std::move(*hits), kMergeGap, most);
 }
 
 std::optional<std::vector<rect>> damage_monitor::rects_since(uint64_t& mark, const rect& area,
                                                              size_t most) const {
-  std::vector<rect> hits;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    const uint64_t from = mark;
-    mark = next_;
-    if (from < epoch_ || from > next_ || next_ - from > kRingSize) return std::nullopt;
-    for (uint64_t i = from; i < next_; ++i) {
-      const rect hit = intersect(ring_[i % kRingSize], area);
-      if (hit.w > 0 && hit.h > 0) hits.push_back(hit);
-    }
-  }
-  return merge_rects(std::move(hits), kMergeGap, most);
+  auto hits = hits_since(mark, area, &mark);
+  if (!hits) return std::nullopt;
+  return merge_rects(std::move(*hits), kMergeGap, most);
 }
 
 bool damage_monitor::touched(uint64_t mark, const rect& area) const {

@@ -127,6 +127,11 @@ class damage_monitor {
   // Reads every event waiting; mu_ held.
   void drain(bool read_socket);
   void record(const rect& r);
+  // The rectangles drawn inside area since mark, unmerged (nothing when
+  // unknown), read under mu_; *now, when given, gets the mark of now from
+  // the same moment.
+  std::optional<std::vector<rect>> hits_since(uint64_t mark, const rect& area,
+                                              uint64_t* now) const;
   // Serves the sync requests waiting (the shown requests first); mu_ not
   // held.
   void serve_syncs();
